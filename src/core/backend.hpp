@@ -1,0 +1,24 @@
+// The backends' entry points as the API layer sees them. Each takes validated AttnParams.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/params.hpp"
+#include "core/status.hpp"
+
+namespace fa::cpu {
+core::Status forward(const core::AttnParams& p);
+core::Status backward(const core::AttnParams& p);
+}  // namespace fa::cpu
+
+namespace fa::cuda {
+// Implemented in src/cuda/dispatch.cu, or by src/cuda_stub.cpp in a build without CUDA.
+bool built();
+int device_count();
+std::string info();  // archs compiled, kernels in the dispatch table, devices found
+core::Status forward_workspace_size(const core::AttnParams& p, size_t* bytes);
+core::Status backward_workspace_size(const core::AttnParams& p, size_t* bytes);
+core::Status forward(const core::AttnParams& p);
+core::Status backward(const core::AttnParams& p);
+}  // namespace fa::cuda

@@ -1,0 +1,118 @@
+// The one runtime description of an attention call, shared by every backend and the reference.
+// Built once by validation (src/core/validate.cpp) from the C ABI's tensors; backends assume it
+// is valid. Everything that does not change code generation lives here, not in templates.
+#pragma once
+
+#include <flashattn/flashattn.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+namespace fa::core {
+
+enum class DType : int { F32 = 0, F16 = 1, BF16 = 2, F8E4M3 = 3 };
+
+inline const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "float32";
+    case DType::F16: return "float16";
+    case DType::BF16: return "bfloat16";
+    case DType::F8E4M3: return "float8_e4m3";
+  }
+  return "?";
+}
+
+// Element strides of one [batch, row, head, dim] tensor (dim stride is 1). In the varlen form
+// the batch stride is 0 and rows are global (row = cu_seqlens[b] + i).
+struct Strides {
+  int64_t batch = 0;
+  int64_t row = 0;
+  int64_t head = 0;
+  FA_HD int64_t offset(int64_t b, int64_t row_idx, int64_t h) const {
+    return b * batch + row_idx * row + h * head;
+  }
+};
+
+struct AttnParams {
+  DType dtype = DType::F16;
+  bool is_cuda = false;
+  int device_id = 0;
+
+  // Sizes. seqlen_q/k are the batch form's lengths, or the varlen form's max_seqlen_q/k.
+  int batch = 0;
+  int heads_q = 0;
+  int heads_kv = 0;
+  int head_dim = 0;
+  int64_t seqlen_q = 0;
+  int64_t seqlen_k = 0;
+  int64_t total_q = 0;  // rows of q: B*Nq, or the varlen total
+  int64_t total_k = 0;
+
+  // Varlen: device (CUDA) or host (CPU) pointers; null in the batch form.
+  bool varlen = false;
+  const int32_t* cu_seqlens_q = nullptr;  // [B+1]
+  const int32_t* cu_seqlens_k = nullptr;  // [B+1]
+  const int32_t* seqused_k = nullptr;     // [B] or null
+
+  // Forward tensors.
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;  // may be null in the forward when the caller does not want it
+  Strides q_str, k_str, v_str, o_str;
+  int64_t lse_batch_stride = 0;  // [B, Hq, Nq] -> Hq*Nq ; varlen [Hq, Tq] -> 0
+  int64_t lse_head_stride = 0;   // Nq ; varlen Tq (row stride is 1)
+
+  // Backward tensors (null in the forward).
+  const void* dout = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  Strides do_str, dq_str, dk_str, dv_str;
+
+  // Options, already normalised: scale resolved; causal folded into window_right = 0.
+  float scale = 1.f;
+  float softcap = 0.f;      // 0 = off
+  int64_t window_left = -1;   // -1 = unbounded
+  int64_t window_right = -1;  // -1 = unbounded
+  bool causal = false;
+  bool deterministic = false;
+  fa_algo algo = FA_ALGO_AUTO;
+  int num_threads = 0;
+  void* stream = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+
+  FA_HD int group_size() const { return heads_q / heads_kv; }  // query heads per KV head
+  FA_HD int64_t lse_offset(int64_t b, int64_t h, int64_t global_row) const {
+    return b * lse_batch_stride + h * lse_head_stride + global_row;
+  }
+};
+
+// Where sequence b lives and how long it is, in both forms. For varlen, rows are global
+// (start + i) and the tensors' batch stride is 0, so Strides::offset(b, start + i, h) is right.
+struct SeqInfo {
+  int64_t q_start = 0;
+  int64_t q_len = 0;
+  int64_t k_start = 0;
+  int64_t k_len = 0;
+};
+
+FA_HD SeqInfo seq_info(const AttnParams& p, int b) {
+  SeqInfo s;
+  if (p.varlen) {
+    s.q_start = p.cu_seqlens_q[b];
+    s.q_len = p.cu_seqlens_q[b + 1] - s.q_start;
+    s.k_start = p.cu_seqlens_k[b];
+    s.k_len = p.seqused_k ? p.seqused_k[b] : p.cu_seqlens_k[b + 1] - s.k_start;
+  } else {
+    s.q_len = p.seqlen_q;
+    s.k_len = p.seqlen_k;
+  }
+  return s;
+}
+
+}  // namespace fa::core

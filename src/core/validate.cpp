@@ -1,0 +1,385 @@
+// Argument validation for every entry point. Messages name the argument, what was expected and
+// what was given, because they reach users verbatim (fa_last_error, fa::Error, Python exceptions).
+#include "core/validate.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fa::core {
+namespace {
+
+constexpr int kMinHeadDim = 8;
+constexpr int kMaxHeadDim = 256;
+
+std::string shape_str(const fa_tensor& t) {
+  std::ostringstream s;
+  s << "[";
+  for (int i = 0; i < t.rank && i < FA_MAX_RANK; ++i) s << (i ? ", " : "") << t.shape[i];
+  s << "]";
+  return s.str();
+}
+
+std::string dims_str(std::initializer_list<int64_t> dims) {
+  std::ostringstream s;
+  s << "[";
+  int i = 0;
+  for (int64_t d : dims) s << (i++ ? ", " : "") << d;
+  s << "]";
+  return s.str();
+}
+
+const char* dtype_str(fa_dtype d) {
+  switch (d) {
+    case FA_DTYPE_FLOAT32: return "float32";
+    case FA_DTYPE_FLOAT16: return "float16";
+    case FA_DTYPE_BFLOAT16: return "bfloat16";
+    case FA_DTYPE_FLOAT8_E4M3: return "float8_e4m3";
+    case FA_DTYPE_INT32: return "int32";
+  }
+  return "unknown";
+}
+
+int64_t numel(const fa_tensor& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; ++i) n *= t.shape[i];
+  return n;
+}
+
+// Structural checks that do not depend on the tensor's role beyond its name and rank.
+Status check_descriptor(const fa_tensor* t, const char* name, int rank) {
+  if (!t) return invalid(std::string(name) + " is null");
+  if (t->rank != rank)
+    return invalid(std::string(name) + ": expected rank " + std::to_string(rank) + ", got " +
+                   std::to_string(t->rank));
+  if (t->device != FA_DEVICE_CPU && t->device != FA_DEVICE_CUDA)
+    return invalid(std::string(name) + ": unknown device " + std::to_string(int(t->device)));
+  for (int i = 0; i < rank; ++i) {
+    if (t->shape[i] < 0)
+      return invalid(std::string(name) + ": negative size in shape " + shape_str(*t));
+    if (t->strides[i] < 0)
+      return invalid(std::string(name) + ": negative stride in dimension " + std::to_string(i));
+  }
+  if (t->shape[rank - 1] > 1 && t->strides[rank - 1] != 1)
+    return invalid(std::string(name) + ": last dimension must be contiguous (stride 1), got stride " +
+                   std::to_string(t->strides[rank - 1]));
+  if (!t->data && numel(*t) > 0) return invalid(std::string(name) + ".data is null");
+  return Status::success();
+}
+
+Status check_shape(const fa_tensor& t, const char* name, std::initializer_list<int64_t> want) {
+  int i = 0;
+  for (int64_t w : want) {
+    if (t.shape[i] != w)
+      return invalid(std::string(name) + ": expected shape " + dims_str(want) + ", got " +
+                     shape_str(t));
+    ++i;
+  }
+  return Status::success();
+}
+
+Status check_same_place(const fa_tensor& t, const char* name, const fa_tensor& q) {
+  if (t.device != q.device)
+    return invalid(std::string(name) + " is on " + (t.device == FA_DEVICE_CUDA ? "CUDA" : "CPU") +
+                   " but q is on " + (q.device == FA_DEVICE_CUDA ? "CUDA" : "CPU"));
+  if (t.device == FA_DEVICE_CUDA && t.device_id != q.device_id)
+    return invalid(std::string(name) + " is on CUDA device " + std::to_string(t.device_id) +
+                   " but q is on CUDA device " + std::to_string(q.device_id));
+  return Status::success();
+}
+
+Status check_dtype(const fa_tensor& t, const char* name, fa_dtype want) {
+  if (t.dtype != want)
+    return invalid(std::string(name) + ": expected dtype " + dtype_str(want) + ", got " +
+                   dtype_str(t.dtype));
+  return Status::success();
+}
+
+Strides strides_of(const fa_tensor& t, bool varlen) {
+  // Batch form [B, N, H, D]; varlen form [T, H, D] with a zero batch stride.
+  Strides s;
+  if (varlen) {
+    s.batch = 0;
+    s.row = t.strides[0];
+    s.head = t.strides[1];
+  } else {
+    s.batch = t.strides[0];
+    s.row = t.strides[1];
+    s.head = t.strides[2];
+  }
+  return s;
+}
+
+Status check_options(const fa_options& o, int head_dim) {
+  if (!std::isfinite(o.softmax_scale) || o.softmax_scale < 0.f)
+    return invalid("softmax_scale must be finite and >= 0 (0 selects 1/sqrt(head_dim)), got " +
+                   std::to_string(o.softmax_scale));
+  if (!std::isfinite(o.softcap) || o.softcap < 0.f)
+    return invalid("softcap must be finite and >= 0 (0 disables it), got " +
+                   std::to_string(o.softcap));
+  if (o.window_left < -1)
+    return invalid("window_left must be -1 (unbounded) or >= 0, got " +
+                   std::to_string(o.window_left));
+  if (o.window_right < -1)
+    return invalid("window_right must be -1 (unbounded) or >= 0, got " +
+                   std::to_string(o.window_right));
+  if (o.num_threads < 0)
+    return invalid("num_threads must be >= 0 (0 = all hardware threads), got " +
+                   std::to_string(o.num_threads));
+  if (o.backend < FA_BACKEND_AUTO || o.backend > FA_BACKEND_CUDA)
+    return invalid("unknown backend " + std::to_string(int(o.backend)));
+  if (o.algo < FA_ALGO_AUTO || o.algo > FA_ALGO_FA3)
+    return invalid("unknown algo " + std::to_string(int(o.algo)));
+  if (o.workspace_bytes > 0 && !o.workspace)
+    return invalid("workspace_bytes is " + std::to_string(o.workspace_bytes) +
+                   " but workspace is null");
+  (void)head_dim;
+  return Status::success();
+}
+
+// Host-side checks of cu_seqlens contents; only possible when they live in host memory.
+Status check_cu_seqlens_host(const int32_t* cu, int64_t n, int64_t total, const char* name) {
+  if (cu[0] != 0) return invalid(std::string(name) + "[0] must be 0, got " + std::to_string(cu[0]));
+  for (int64_t i = 0; i < n; ++i)
+    if (cu[i + 1] < cu[i])
+      return invalid(std::string(name) + " must be non-decreasing: " + name + "[" +
+                     std::to_string(i + 1) + "] = " + std::to_string(cu[i + 1]) + " < " + name +
+                     "[" + std::to_string(i) + "] = " + std::to_string(cu[i]));
+  if (cu[n] != total)
+    return invalid(std::string(name) + "[" + std::to_string(n) + "] = " + std::to_string(cu[n]) +
+                   " must equal the number of rows " + std::to_string(total));
+  return Status::success();
+}
+
+}  // namespace
+
+Status make_params(const CallArgs& a, AttnParams* p) {
+  fa_options defaults;
+  fa_options_init(&defaults);
+  const fa_options& opt = a.opt ? *a.opt : defaults;
+  const bool varlen = a.varlen != nullptr;
+  const int rank = varlen ? 3 : 4;
+
+  FA_RETURN_IF_ERROR(check_descriptor(a.q, "q", rank));
+  FA_RETURN_IF_ERROR(check_descriptor(a.k, "k", rank));
+  FA_RETURN_IF_ERROR(check_descriptor(a.v, "v", rank));
+  const fa_tensor& q = *a.q;
+  const fa_tensor& k = *a.k;
+  const fa_tensor& v = *a.v;
+
+  // dtype: q decides; k and v must match it.
+  if (q.dtype != FA_DTYPE_FLOAT32 && q.dtype != FA_DTYPE_FLOAT16 && q.dtype != FA_DTYPE_BFLOAT16 &&
+      q.dtype != FA_DTYPE_FLOAT8_E4M3)
+    return invalid(std::string("q: unsupported dtype ") + dtype_str(q.dtype) +
+                   " (expected float16, bfloat16, float32 or float8_e4m3)");
+  FA_RETURN_IF_ERROR(check_dtype(k, "k", q.dtype));
+  FA_RETURN_IF_ERROR(check_dtype(v, "v", q.dtype));
+  if (q.dtype == FA_DTYPE_FLOAT8_E4M3)
+    return unsupported("float8_e4m3 attention is not available in this build yet");
+  FA_RETURN_IF_ERROR(check_same_place(k, "k", q));
+  FA_RETURN_IF_ERROR(check_same_place(v, "v", q));
+
+  // Sizes.
+  const int64_t head_dim = q.shape[rank - 1];
+  const int64_t hq = q.shape[rank - 2];
+  const int64_t hk = k.shape[rank - 2];
+  int64_t batch, nq, nk, total_q, total_k;
+  if (varlen) {
+    total_q = q.shape[0];
+    total_k = k.shape[0];
+    if (!a.varlen->cu_seqlens_q) return invalid("cu_seqlens_q is null");
+    if (!a.varlen->cu_seqlens_k) return invalid("cu_seqlens_k is null");
+    FA_RETURN_IF_ERROR(check_descriptor(a.varlen->cu_seqlens_q, "cu_seqlens_q", 1));
+    FA_RETURN_IF_ERROR(check_descriptor(a.varlen->cu_seqlens_k, "cu_seqlens_k", 1));
+    FA_RETURN_IF_ERROR(check_dtype(*a.varlen->cu_seqlens_q, "cu_seqlens_q", FA_DTYPE_INT32));
+    FA_RETURN_IF_ERROR(check_dtype(*a.varlen->cu_seqlens_k, "cu_seqlens_k", FA_DTYPE_INT32));
+    FA_RETURN_IF_ERROR(check_same_place(*a.varlen->cu_seqlens_q, "cu_seqlens_q", q));
+    FA_RETURN_IF_ERROR(check_same_place(*a.varlen->cu_seqlens_k, "cu_seqlens_k", q));
+    batch = a.varlen->cu_seqlens_q->shape[0] - 1;
+    if (batch < 0) return invalid("cu_seqlens_q must have at least one entry");
+    if (a.varlen->cu_seqlens_k->shape[0] != batch + 1)
+      return invalid("cu_seqlens_k has " + std::to_string(a.varlen->cu_seqlens_k->shape[0]) +
+                     " entries but cu_seqlens_q has " + std::to_string(batch + 1));
+    if (a.varlen->seqused_k) {
+      FA_RETURN_IF_ERROR(check_descriptor(a.varlen->seqused_k, "seqused_k", 1));
+      FA_RETURN_IF_ERROR(check_dtype(*a.varlen->seqused_k, "seqused_k", FA_DTYPE_INT32));
+      FA_RETURN_IF_ERROR(check_same_place(*a.varlen->seqused_k, "seqused_k", q));
+      FA_RETURN_IF_ERROR(check_shape(*a.varlen->seqused_k, "seqused_k", {batch}));
+    }
+    nq = a.varlen->max_seqlen_q;
+    nk = a.varlen->max_seqlen_k;
+    if (nq < 0 || nk < 0)
+      return invalid("max_seqlen_q and max_seqlen_k must be >= 0, got " + std::to_string(nq) +
+                     " and " + std::to_string(nk));
+    if (q.device == FA_DEVICE_CPU) {
+      // On the host we can afford to check the contents; on a GPU that would need a sync.
+      const auto* cq = static_cast<const int32_t*>(a.varlen->cu_seqlens_q->data);
+      const auto* ck = static_cast<const int32_t*>(a.varlen->cu_seqlens_k->data);
+      FA_RETURN_IF_ERROR(check_cu_seqlens_host(cq, batch, total_q, "cu_seqlens_q"));
+      FA_RETURN_IF_ERROR(check_cu_seqlens_host(ck, batch, total_k, "cu_seqlens_k"));
+      for (int64_t b = 0; b < batch; ++b) {
+        if (cq[b + 1] - cq[b] > nq)
+          return invalid("sequence " + std::to_string(b) + " has " +
+                         std::to_string(cq[b + 1] - cq[b]) + " queries, more than max_seqlen_q " +
+                         std::to_string(nq));
+        if (ck[b + 1] - ck[b] > nk)
+          return invalid("sequence " + std::to_string(b) + " has " +
+                         std::to_string(ck[b + 1] - ck[b]) + " keys, more than max_seqlen_k " +
+                         std::to_string(nk));
+        if (a.varlen->seqused_k) {
+          const auto* used = static_cast<const int32_t*>(a.varlen->seqused_k->data);
+          if (used[b] < 0 || used[b] > ck[b + 1] - ck[b])
+            return invalid("seqused_k[" + std::to_string(b) + "] = " + std::to_string(used[b]) +
+                           " is outside [0, " + std::to_string(ck[b + 1] - ck[b]) + "]");
+        }
+      }
+    }
+  } else {
+    batch = q.shape[0];
+    nq = q.shape[1];
+    nk = k.shape[1];
+    total_q = batch * nq;
+    total_k = batch * nk;
+    if (k.shape[0] != batch)
+      return invalid("k: batch size " + std::to_string(k.shape[0]) + " does not match q's " +
+                     std::to_string(batch));
+  }
+  if (head_dim < kMinHeadDim || head_dim > kMaxHeadDim || head_dim % 8 != 0)
+    return unsupported("head_dim " + std::to_string(head_dim) +
+                       " is not supported: it must be a multiple of 8 in [8, 256]");
+  if (k.shape[rank - 1] != head_dim)
+    return invalid("k: head_dim " + std::to_string(k.shape[rank - 1]) + " does not match q's " +
+                   std::to_string(head_dim));
+  if (hk <= 0 || hq <= 0)
+    return invalid("number of heads must be positive (q has " + std::to_string(hq) +
+                   ", k has " + std::to_string(hk) + ")");
+  if (hq % hk != 0)
+    return invalid("q has " + std::to_string(hq) + " heads, not a multiple of k's " +
+                   std::to_string(hk) + " (GQA/MQA needs heads_q % heads_kv == 0)");
+  if (varlen) {
+    FA_RETURN_IF_ERROR(check_shape(k, "k", {total_k, hk, head_dim}));
+    FA_RETURN_IF_ERROR(check_shape(v, "v", {total_k, hk, head_dim}));
+  } else {
+    FA_RETURN_IF_ERROR(check_shape(k, "k", {batch, nk, hk, head_dim}));
+    FA_RETURN_IF_ERROR(check_shape(v, "v", {batch, nk, hk, head_dim}));
+  }
+  if (nq > INT32_MAX || nk > INT32_MAX || batch > INT32_MAX)
+    return unsupported("sequence lengths and batch must be below 2^31");
+  FA_RETURN_IF_ERROR(check_options(opt, int(head_dim)));
+
+  // Outputs.
+  auto check_like = [&](const fa_tensor* t, const char* name, const fa_tensor& like,
+                        const char* like_name) -> Status {
+    FA_RETURN_IF_ERROR(check_descriptor(t, name, rank));
+    FA_RETURN_IF_ERROR(check_same_place(*t, name, q));
+    FA_RETURN_IF_ERROR(check_dtype(*t, name, like.dtype));
+    for (int i = 0; i < rank; ++i)
+      if (t->shape[i] != like.shape[i])
+        return invalid(std::string(name) + ": expected shape " + shape_str(like) + " (as " +
+                       like_name + "), got " + shape_str(*t));
+    return Status::success();
+  };
+  auto check_lse = [&](const fa_tensor* t) -> Status {
+    const int lrank = varlen ? 2 : 3;
+    FA_RETURN_IF_ERROR(check_descriptor(t, "lse", lrank));
+    FA_RETURN_IF_ERROR(check_same_place(*t, "lse", q));
+    FA_RETURN_IF_ERROR(check_dtype(*t, "lse", FA_DTYPE_FLOAT32));
+    if (varlen) return check_shape(*t, "lse", {hq, total_q});
+    return check_shape(*t, "lse", {batch, hq, nq});
+  };
+
+  if (!a.shapes_only) {
+    if (!a.out) return invalid("out is null");
+    FA_RETURN_IF_ERROR(check_like(a.out, "out", q, "q"));
+    if (a.lse) FA_RETURN_IF_ERROR(check_lse(a.lse));
+    if (a.backward) {
+      if (!a.lse) return invalid("lse is null (the backward needs the forward's log-sum-exp)");
+      if (!a.dout) return invalid("dout is null");
+      FA_RETURN_IF_ERROR(check_like(a.dout, "dout", q, "q"));
+      if (!a.dq) return invalid("dq is null");
+      FA_RETURN_IF_ERROR(check_like(a.dq, "dq", q, "q"));
+      if (!a.dk) return invalid("dk is null");
+      FA_RETURN_IF_ERROR(check_like(a.dk, "dk", k, "k"));
+      if (!a.dv) return invalid("dv is null");
+      FA_RETURN_IF_ERROR(check_like(a.dv, "dv", v, "v"));
+    }
+  }
+
+  // Backend and device agreement.
+  if (opt.backend == FA_BACKEND_CPU && q.device != FA_DEVICE_CPU)
+    return invalid("the CPU backend was asked for but q is a CUDA tensor");
+  if (opt.backend == FA_BACKEND_CUDA && q.device != FA_DEVICE_CUDA)
+    return invalid("the CUDA backend was asked for but q is a CPU tensor");
+  if (q.device == FA_DEVICE_CPU && opt.algo != FA_ALGO_AUTO)
+    return unsupported("algo selects a CUDA kernel generation; the CPU backend has one algorithm");
+
+  // Fill the runtime description.
+  AttnParams r;
+  r.dtype = q.dtype == FA_DTYPE_FLOAT32   ? DType::F32
+            : q.dtype == FA_DTYPE_FLOAT16 ? DType::F16
+                                          : DType::BF16;
+  r.is_cuda = q.device == FA_DEVICE_CUDA;
+  r.device_id = q.device_id;
+  r.batch = int(batch);
+  r.heads_q = int(hq);
+  r.heads_kv = int(hk);
+  r.head_dim = int(head_dim);
+  r.seqlen_q = nq;
+  r.seqlen_k = nk;
+  r.total_q = total_q;
+  r.total_k = total_k;
+  r.varlen = varlen;
+  if (varlen) {
+    r.cu_seqlens_q = static_cast<const int32_t*>(a.varlen->cu_seqlens_q->data);
+    r.cu_seqlens_k = static_cast<const int32_t*>(a.varlen->cu_seqlens_k->data);
+    r.seqused_k = a.varlen->seqused_k ? static_cast<const int32_t*>(a.varlen->seqused_k->data)
+                                      : nullptr;
+  }
+  r.q = q.data;
+  r.k = k.data;
+  r.v = v.data;
+  r.q_str = strides_of(q, varlen);
+  r.k_str = strides_of(k, varlen);
+  r.v_str = strides_of(v, varlen);
+  if (!a.shapes_only) {
+    r.o = a.out->data;
+    r.o_str = strides_of(*a.out, varlen);
+    if (a.lse) {
+      r.lse = static_cast<float*>(a.lse->data);
+      // lse is [B, Hq, Nq] or [Hq, Tq]; its row stride must be 1 (checked above as "last dim").
+      r.lse_batch_stride = varlen ? 0 : a.lse->strides[0];
+      r.lse_head_stride = varlen ? a.lse->strides[0] : a.lse->strides[1];
+    }
+    if (a.backward) {
+      r.dout = a.dout->data;
+      r.dq = a.dq->data;
+      r.dk = a.dk->data;
+      r.dv = a.dv->data;
+      r.do_str = strides_of(*a.dout, varlen);
+      r.dq_str = strides_of(*a.dq, varlen);
+      r.dk_str = strides_of(*a.dk, varlen);
+      r.dv_str = strides_of(*a.dv, varlen);
+    }
+  }
+  r.scale = opt.softmax_scale > 0.f ? opt.softmax_scale : 1.f / std::sqrt(float(head_dim));
+  r.softcap = opt.softcap;
+  r.causal = opt.causal != 0;
+  r.window_left = opt.window_left;
+  r.window_right = r.causal ? 0 : opt.window_right;
+  r.deterministic = opt.deterministic != 0;
+  r.algo = opt.algo;
+  r.num_threads = opt.num_threads;
+  r.stream = opt.stream;
+  r.workspace = opt.workspace;
+  r.workspace_bytes = opt.workspace_bytes;
+  *p = r;
+  return Status::success();
+}
+
+fa_backend resolve_backend(const AttnParams& p) {
+  return p.is_cuda ? FA_BACKEND_CUDA : FA_BACKEND_CPU;
+}
+
+}  // namespace fa::core

@@ -1,0 +1,36 @@
+// Argument validation: the only place that reads the C ABI's tensor descriptors. It checks every
+// argument once and produces AttnParams; device code and backends assume its output is valid.
+#pragma once
+
+#include <flashattn/flashattn.h>
+
+#include "core/params.hpp"
+#include "core/status.hpp"
+
+namespace fa::core {
+
+// The tensors of one call; backward-only members are null in the forward.
+struct CallArgs {
+  const fa_tensor* q = nullptr;
+  const fa_tensor* k = nullptr;
+  const fa_tensor* v = nullptr;
+  const fa_varlen* varlen = nullptr;  // null: batch form
+  const fa_tensor* out = nullptr;
+  const fa_tensor* lse = nullptr;
+  const fa_tensor* dout = nullptr;
+  const fa_tensor* dq = nullptr;
+  const fa_tensor* dk = nullptr;
+  const fa_tensor* dv = nullptr;
+  const fa_options* opt = nullptr;  // null: defaults
+  bool backward = false;
+  // Workspace queries validate q/k/v and options only; outputs may be absent.
+  bool shapes_only = false;
+};
+
+// Validates and fills *p. On failure *p is unspecified and nothing was written anywhere.
+Status make_params(const CallArgs& args, AttnParams* p);
+
+// The backend a validated call runs on (FA_BACKEND_CPU or FA_BACKEND_CUDA).
+fa_backend resolve_backend(const AttnParams& p);
+
+}  // namespace fa::core

@@ -1,0 +1,38 @@
+// The kernel table's entry type. Every kernel instance (src/cuda/instances/, one per file) is a
+// function with the Launch signature; the generated registry.inc lists them with the key that
+// dispatch.cu matches requests against.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "core/params.hpp"
+#include "core/status.hpp"
+
+namespace fa::cuda {
+
+enum class Pass { Forward, Backward };
+
+// ws: device scratch of at least Workspace(p) bytes (null when that is 0).
+using Launch = core::Status (*)(const core::AttnParams& p, cudaStream_t stream, void* ws);
+using Workspace = size_t (*)(const core::AttnParams& p);
+
+struct KernelEntry {
+  const char* name;
+  fa_algo algo;
+  Pass pass;
+  int min_sm;      // compute capability x10 the instance needs (80, 90)
+  int max_sm;      // and the highest it is built to run on (sm90a code runs only on 90)
+  core::DType dtype;
+  int head_dim;    // exact head dim the instance is compiled for
+  bool masked;     // handles causal / sliding-window masks (false: no-mask fast path only)
+  bool softcap;    // handles softcap (false: softcap must be 0)
+  Launch launch;
+  Workspace workspace;  // null: needs none
+};
+
+// Converts the last CUDA error into a Status; kernels' launchers end with this.
+core::Status check_launch(const char* what);
+
+}  // namespace fa::cuda
