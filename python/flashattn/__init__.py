@@ -1,0 +1,51 @@
+"""flashattn: exact FlashAttention (CUDA kernels and a CPU backend) behind a C ABI.
+
+- flash_attn_func / flash_attn_varlen_func: drop-ins for flash_attn's, on torch tensors.
+- attention / attention_backward (and the _varlen forms): any DLPack array, e.g. NumPy.
+
+torch is optional: without it the package imports and the DLPack functions work; the torch
+functions raise ImportError.
+"""
+
+from . import _C
+from ._core import attention, attention_backward, attention_varlen, attention_varlen_backward
+
+__version__ = _C.version()
+
+cuda_built = _C.cuda_built
+cuda_device_count = _C.cuda_device_count
+build_info = _C.build_info
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    _torch_missing = True
+else:
+    _torch_missing = False
+
+if _torch_missing:
+
+    def _needs_torch(name):
+        def f(*args, **kwargs):
+            raise ImportError(f"flashattn.{name} needs PyTorch, which is not installed")
+
+        f.__name__ = name
+        return f
+
+    flash_attn_func = _needs_torch("flash_attn_func")
+    flash_attn_varlen_func = _needs_torch("flash_attn_varlen_func")
+else:
+    # Importing registers the torch.ops.flashattn custom ops.
+    from ._torch import flash_attn_func, flash_attn_varlen_func
+
+__all__ = [
+    "attention",
+    "attention_backward",
+    "attention_varlen",
+    "attention_varlen_backward",
+    "flash_attn_func",
+    "flash_attn_varlen_func",
+    "cuda_built",
+    "cuda_device_count",
+    "build_info",
+]

@@ -1,0 +1,237 @@
+"""Framework-neutral entry points: any DLPack array in, the same kind of array out.
+
+The extension only reads DLPack descriptors and writes into arrays it is given, so this layer's
+job is to allocate outputs of the caller's kind (NumPy with NumPy, CuPy with CuPy, ...) and to hand
+the library the stream that kind computes on. torch tensors are routed to the torch ops instead,
+so they keep autograd and torch.compile support.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from . import _C
+
+# DLPack device types (dlpack.h: kDLCPU, kDLCUDA).
+_DL_CPU = 1
+_DL_CUDA = 2
+
+
+def check_window(window_size) -> tuple[int, int]:
+    """flash_attn's (left, right) window, -1 meaning unbounded on that side."""
+    try:
+        left, right = window_size
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"window_size must be a pair (left, right) of ints, -1 for unbounded; got {window_size!r}"
+        ) from None
+    if int(left) != left or int(right) != right:
+        raise ValueError(f"window_size must hold ints, got {window_size!r}")
+    return int(left), int(right)
+
+
+def scale_arg(softmax_scale) -> float:
+    # The library takes 0 as "1/sqrt(head_dim)"; resolving it there keeps torch.compile from
+    # having to trace a symbolic float when head_dim is dynamic.
+    return 0.0 if softmax_scale is None else float(softmax_scale)
+
+
+def _is_torch(x) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+class _Arrays:
+    """Allocates outputs of the same kind (and device) as `like` and knows the stream to use."""
+
+    def __init__(self, like):
+        self.stream = 0
+        self._back = None  # converts an output allocated here into the caller's kind
+        if isinstance(like, np.ndarray):
+            self._np = True
+            return
+        self._np = False
+        if not hasattr(like, "__dlpack_device__"):
+            raise TypeError(
+                f"q must be a NumPy array, a torch tensor or another DLPack array, got {type(like).__name__}"
+            )
+        dev_type, dev_id = like.__dlpack_device__()
+        dev_type, self._dev_id = int(dev_type), int(dev_id)
+        # JAX dispatches asynchronously; its buffers must be complete before another library
+        # reads them on a stream JAX does not know about.
+        if hasattr(like, "block_until_ready"):
+            like.block_until_ready()
+        module = type(like).__module__.split(".")[0]
+        if module == "cupy":
+            import cupy
+
+            self._cupy = cupy
+            with cupy.cuda.Device(self._dev_id):
+                self.stream = cupy.cuda.get_current_stream().ptr
+            self._alloc = self._alloc_cupy
+            return
+        # Any other producer (JAX, ...): allocate where a mutable array can be had, then hand the
+        # result over through DLPack. JAX arrays are immutable, so writing into one is not an option.
+        ns = getattr(like, "__array_namespace__", None)
+        xp = ns() if ns is not None else None
+        if xp is not None and hasattr(xp, "from_dlpack"):
+            self._back = xp.from_dlpack
+        if dev_type == _DL_CPU:
+            self._np = True
+        elif dev_type == _DL_CUDA:
+            self._alloc = self._alloc_cuda_foreign
+        else:
+            raise ValueError(f"q: unsupported DLPack device type {dev_type} (flashattn takes CPU or CUDA memory)")
+
+    def empty(self, shape, dtype):
+        if self._np:
+            return np.empty(tuple(shape), dtype=dtype)
+        return self._alloc(tuple(shape), dtype)
+
+    def _alloc_cupy(self, shape, dtype):
+        with self._cupy.cuda.Device(self._dev_id):
+            return self._cupy.empty(shape, dtype=dtype)
+
+    def _alloc_cuda_foreign(self, shape, dtype):
+        # torch first: it has bfloat16, which CuPy lacks. Both run on the legacy default stream
+        # unless told otherwise, and the consumer's from_dlpack orders its stream after it.
+        name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+        try:
+            import torch
+
+            return torch.empty(shape, dtype=getattr(torch, name), device=f"cuda:{self._dev_id}")
+        except ImportError:
+            pass
+        try:
+            import cupy
+
+            with cupy.cuda.Device(self._dev_id):
+                return cupy.empty(shape, dtype=name)
+        except ImportError:
+            raise RuntimeError("allocating CUDA outputs for a foreign DLPack array needs torch or cupy") from None
+
+    def finish(self, x):
+        return self._back(x) if self._back is not None else x
+
+
+def _dtype_of(x):
+    # JAX and CuPy expose NumPy-compatible dtypes; bfloat16 (ml_dtypes) keeps its name.
+    return x.dtype
+
+
+def _opts(softmax_scale, causal, window_size, softcap, deterministic, stream):
+    left, right = check_window(window_size)
+    return (
+        scale_arg(softmax_scale),
+        bool(causal),
+        left,
+        right,
+        float(softcap),
+        bool(deterministic),
+        _C.BACKEND_AUTO,
+        _C.ALGO_AUTO,
+        0,
+        stream,
+        None,
+    )
+
+
+def _rank(x, want, name):
+    if len(x.shape) != want:
+        raise ValueError(f"{name}: expected rank {want}, got {len(x.shape)} (shape {tuple(x.shape)})")
+
+
+def attention(q, k, v, causal=False, softmax_scale=None, window_size=(-1, -1), softcap=0.0, return_lse=False):
+    """Exact attention on any DLPack arrays, returned in the inputs' kind.
+
+    q (batch, seqlen_q, heads, head_dim); k, v (batch, seqlen_k, heads_kv, head_dim). Returns out
+    with q's shape and dtype, and with return_lse=True also lse (batch, heads, seqlen_q) float32.
+    Arrays are not copied: the last dimension must be contiguous (ValueError otherwise).
+    """
+    if _is_torch(q):
+        from ._torch import flash_attn_func
+
+        out, lse, _ = flash_attn_func(
+            q, k, v, softmax_scale=softmax_scale, causal=causal, window_size=window_size,
+            softcap=softcap, return_attn_probs=True,
+        )
+        return (out, lse) if return_lse else out
+    arrays = _Arrays(q)  # first: it rejects non-arrays with a TypeError
+    _rank(q, 4, "q")
+    b, nq, h, _ = q.shape
+    out = arrays.empty(q.shape, _dtype_of(q))
+    lse = arrays.empty((b, h, nq), "float32")
+    _C.forward(q, k, v, out, lse, *_opts(softmax_scale, causal, window_size, softcap, False, arrays.stream))
+    out = arrays.finish(out)
+    return (out, arrays.finish(lse)) if return_lse else out
+
+
+def attention_backward(q, k, v, out, lse, dout, causal=False, softmax_scale=None, window_size=(-1, -1),
+                       softcap=0.0, deterministic=False):
+    """Gradients (dq, dk, dv) of attention() given its out and lse and the output gradient dout.
+
+    The options must be those of the forward call. dk/dv have k/v's shapes (for GQA, summed over
+    each KV head's query group).
+    """
+    if _is_torch(q):
+        import torch
+
+        from ._torch import backward_args
+
+        return tuple(torch.ops.flashattn.bwd(*backward_args(
+            dout, q, k, v, out, lse, softmax_scale, causal, window_size, softcap, deterministic)))
+    arrays = _Arrays(q)
+    dq = arrays.empty(q.shape, _dtype_of(q))
+    dk = arrays.empty(k.shape, _dtype_of(k))
+    dv = arrays.empty(v.shape, _dtype_of(v))
+    _C.backward(q, k, v, out, lse, dout, dq, dk, dv,
+                *_opts(softmax_scale, causal, window_size, softcap, deterministic, arrays.stream))
+    return arrays.finish(dq), arrays.finish(dk), arrays.finish(dv)
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal=False,
+                     softmax_scale=None, window_size=(-1, -1), softcap=0.0, return_lse=False, seqused_k=None):
+    """Variable-length attention: q (total_q, heads, head_dim), k/v (total_k, heads_kv, head_dim),
+    cu_seqlens_q/k int32 (batch + 1,). Returns out (and lse (heads, total_q) float32)."""
+    if _is_torch(q):
+        if seqused_k is not None:
+            raise NotImplementedError("seqused_k is not supported by the torch path; use flash_attn_varlen_func")
+        from ._torch import flash_attn_varlen_func
+
+        out, lse, _ = flash_attn_varlen_func(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=softmax_scale,
+            causal=causal, window_size=window_size, softcap=softcap, return_attn_probs=True,
+        )
+        return (out, lse) if return_lse else out
+    arrays = _Arrays(q)
+    _rank(q, 3, "q")
+    total_q, h, _ = q.shape
+    out = arrays.empty(q.shape, _dtype_of(q))
+    lse = arrays.empty((h, total_q), "float32")
+    _C.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, int(max_seqlen_q), int(max_seqlen_k),
+                      out, lse, *_opts(softmax_scale, causal, window_size, softcap, False, arrays.stream))
+    out = arrays.finish(out)
+    return (out, arrays.finish(lse)) if return_lse else out
+
+
+def attention_varlen_backward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, lse, dout,
+                              causal=False, softmax_scale=None, window_size=(-1, -1), softcap=0.0,
+                              deterministic=False, seqused_k=None):
+    """Gradients (dq, dk, dv) of attention_varlen()."""
+    if _is_torch(q):
+        if seqused_k is not None:
+            raise NotImplementedError("seqused_k is not supported by the torch path")
+        from ._torch import varlen_backward
+
+        return varlen_backward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, lse, dout,
+                               softmax_scale, causal, window_size, softcap, deterministic)
+    arrays = _Arrays(q)
+    dq = arrays.empty(q.shape, _dtype_of(q))
+    dk = arrays.empty(k.shape, _dtype_of(k))
+    dv = arrays.empty(v.shape, _dtype_of(v))
+    _C.varlen_backward(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, int(max_seqlen_q), int(max_seqlen_k),
+                       out, lse, dout, dq, dk, dv,
+                       *_opts(softmax_scale, causal, window_size, softcap, deterministic, arrays.stream))
+    return arrays.finish(dq), arrays.finish(dk), arrays.finish(dv)

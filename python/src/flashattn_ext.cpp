@@ -1,0 +1,291 @@
+// flashattn._C: the nanobind extension that binds the C ABI (include/flashattn/flashattn.h).
+//
+// Tensors arrive as DLPack capsules (nb::ndarray accepts torch, NumPy, CuPy, JAX, ...), so the
+// extension has no compile-time dependency on any framework: one wheel serves every PyTorch
+// version. This file only translates: DLPack descriptor -> fa_tensor, Python arguments ->
+// fa_options, fa_status -> a Python exception carrying fa_last_error(). Allocation of outputs
+// and workspace is the caller's job (the Python layer), so CUDA-graph capture and framework
+// allocators work unchanged; the library is told the stream and the workspace explicitly.
+#include <flashattn/flashattn.h>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nb = nanobind;
+
+namespace {
+
+// Inputs are read-only views; nb::ro also admits read-only NumPy arrays (e.g. broadcasts).
+using InArray = nb::ndarray<nb::ro>;
+using OutArray = nb::ndarray<>;
+
+const char* dlpack_dtype_name(nb::dlpack::dtype t) {
+  using C = nb::dlpack::dtype_code;
+  switch (C(t.code)) {
+    case C::Int: return t.bits == 8 ? "int8" : t.bits == 16 ? "int16" : t.bits == 32 ? "int32" : "int64";
+    case C::UInt: return t.bits == 8 ? "uint8" : "unsigned integer";
+    case C::Float: return t.bits == 16 ? "float16" : t.bits == 32 ? "float32" : t.bits == 64 ? "float64" : "float";
+    case C::Bfloat: return "bfloat16";
+    case C::Complex: return "complex";
+    case C::Bool: return "bool";
+    default: return "a float8/float6/float4 variant";
+  }
+}
+
+[[noreturn]] void raise(PyObject* type, const std::string& msg) {
+  PyErr_SetString(type, msg.c_str());
+  throw nb::python_error();
+}
+
+// One place maps library status to Python exception types (STYLE.md: same text everywhere).
+// Dtype complaints are TypeErrors because that is what Python users expect for a wrong dtype;
+// every other bad argument is a ValueError.
+[[noreturn]] void raise_status(fa_status st) {
+  std::string msg = fa_last_error();
+  if (msg.empty()) msg = fa_status_string(st);
+  switch (st) {
+    case FA_ERROR_INVALID_ARGUMENT:
+      raise(msg.find("dtype") != std::string::npos ? PyExc_TypeError : PyExc_ValueError, msg);
+    case FA_ERROR_UNSUPPORTED: raise(PyExc_NotImplementedError, msg);
+    case FA_ERROR_OUT_OF_MEMORY: raise(PyExc_MemoryError, msg);
+    default: raise(PyExc_RuntimeError, msg);
+  }
+}
+
+inline void check(fa_status st) {
+  if (st != FA_OK) raise_status(st);
+}
+
+// DLPack descriptor -> fa_tensor. Checks here are only those the C ABI cannot express (dtype and
+// device kinds it has no enum for, rank above FA_MAX_RANK); everything else is left to the
+// library's validation so that messages are the same from C, C++ and Python.
+template <typename Array>
+fa_tensor to_fa(const Array& a, const char* name) {
+  fa_tensor t{};
+  t.data = const_cast<void*>(static_cast<const void*>(a.data()));
+  const nb::dlpack::dtype dt = a.dtype();
+  using C = nb::dlpack::dtype_code;
+  if (dt.lanes != 1) raise(PyExc_TypeError, std::string(name) + ": vector dtypes are not supported");
+  if (dt.code == uint8_t(C::Float) && dt.bits == 32) t.dtype = FA_DTYPE_FLOAT32;
+  else if (dt.code == uint8_t(C::Float) && dt.bits == 16) t.dtype = FA_DTYPE_FLOAT16;
+  else if (dt.code == uint8_t(C::Bfloat) && dt.bits == 16) t.dtype = FA_DTYPE_BFLOAT16;
+  else if (dt.code == uint8_t(C::Float8_E4M3FN) && dt.bits == 8) t.dtype = FA_DTYPE_FLOAT8_E4M3;
+  else if (dt.code == uint8_t(C::Int) && dt.bits == 32) t.dtype = FA_DTYPE_INT32;
+  else
+    raise(PyExc_TypeError, std::string(name) + ": unsupported dtype " + dlpack_dtype_name(dt) +
+                               " (flashattn takes float16, bfloat16, float32, float8_e4m3fn; "
+                               "int32 for cu_seqlens)");
+
+  switch (a.device_type()) {
+    case nb::device::cpu::value: t.device = FA_DEVICE_CPU; t.device_id = 0; break;
+    case nb::device::cuda::value: t.device = FA_DEVICE_CUDA; t.device_id = a.device_id(); break;
+    default:
+      raise(PyExc_ValueError, std::string(name) + ": unsupported device type " +
+                                  std::to_string(a.device_type()) + " (flashattn takes CPU or CUDA memory)");
+  }
+  const size_t rank = a.ndim();
+  if (rank > FA_MAX_RANK)
+    raise(PyExc_ValueError, std::string(name) + ": expected rank <= " + std::to_string(FA_MAX_RANK) +
+                                ", got " + std::to_string(rank));
+  t.rank = int(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    t.shape[i] = int64_t(a.shape(i));
+    t.strides[i] = int64_t(a.stride(i));  // nanobind reports strides in elements, as fa_tensor wants
+  }
+  return t;
+}
+
+// Options shared by every entry point, in the order the Python layer passes them.
+fa_options make_options(float scale, bool causal, int window_left, int window_right, float softcap,
+                        bool deterministic, int backend, int algo, int num_threads,
+                        uintptr_t stream, const std::optional<OutArray>& workspace) {
+  fa_options o;
+  fa_options_init(&o);
+  o.softmax_scale = scale;
+  o.causal = causal ? 1 : 0;
+  o.window_left = window_left;
+  o.window_right = window_right;
+  o.softcap = softcap;
+  o.deterministic = deterministic ? 1 : 0;
+  o.backend = fa_backend(backend);
+  o.algo = fa_algo(algo);
+  o.num_threads = num_threads;
+  o.stream = reinterpret_cast<void*>(stream);
+  if (workspace && workspace->size() > 0) {
+    o.workspace = workspace->data();
+    o.workspace_bytes = workspace->nbytes();
+  }
+  return o;
+}
+
+// Varlen descriptor; owns the fa_tensors the fa_varlen points at.
+struct Varlen {
+  fa_tensor cu_q{}, cu_k{}, used_k{};
+  fa_varlen vl{};
+  Varlen(const InArray& cu_seqlens_q, const InArray& cu_seqlens_k,
+         const std::optional<InArray>& seqused_k, int64_t max_q, int64_t max_k) {
+    cu_q = to_fa(cu_seqlens_q, "cu_seqlens_q");
+    cu_k = to_fa(cu_seqlens_k, "cu_seqlens_k");
+    vl.cu_seqlens_q = &cu_q;
+    vl.cu_seqlens_k = &cu_k;
+    if (seqused_k) {
+      used_k = to_fa(*seqused_k, "seqused_k");
+      vl.seqused_k = &used_k;
+    }
+    vl.max_seqlen_q = max_q;
+    vl.max_seqlen_k = max_k;
+  }
+  Varlen(const Varlen&) = delete;
+};
+
+#define FA_OPTION_PARAMS                                                                      \
+  float scale, bool causal, int window_left, int window_right, float softcap,                 \
+      bool deterministic, int backend, int algo, int num_threads, uintptr_t stream,           \
+      const std::optional<OutArray>&workspace
+#define FA_OPTION_ARGS                                                                        \
+  scale, causal, window_left, window_right, softcap, deterministic, backend, algo, num_threads, \
+      stream, workspace
+
+void forward(const InArray& q, const InArray& k, const InArray& v, const OutArray& out,
+             const std::optional<OutArray>& lse, FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q"), tk = to_fa(k, "k"), tv = to_fa(v, "v");
+  fa_tensor to = to_fa(out, "out"), tl{};
+  if (lse) tl = to_fa(*lse, "lse");
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  fa_status st;
+  {
+    // The CPU backend computes for as long as the call takes; let other Python threads run.
+    nb::gil_scoped_release nogil;
+    st = fa_forward(&tq, &tk, &tv, &to, lse ? &tl : nullptr, &o);
+  }
+  check(st);
+}
+
+void backward(const InArray& q, const InArray& k, const InArray& v, const InArray& out,
+              const InArray& lse, const InArray& dout, const OutArray& dq, const OutArray& dk, const OutArray& dv,
+              FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q"), tk = to_fa(k, "k"), tv = to_fa(v, "v"),
+                  to = to_fa(out, "out"), tl = to_fa(lse, "lse"), tdo = to_fa(dout, "dout");
+  fa_tensor tdq = to_fa(dq, "dq"), tdk = to_fa(dk, "dk"), tdv = to_fa(dv, "dv");
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  fa_status st;
+  {
+    nb::gil_scoped_release nogil;
+    st = fa_backward(&tq, &tk, &tv, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o);
+  }
+  check(st);
+}
+
+void varlen_forward(const InArray& q, const InArray& k, const InArray& v,
+                    const InArray& cu_seqlens_q, const InArray& cu_seqlens_k,
+                    const std::optional<InArray>& seqused_k, int64_t max_seqlen_q,
+                    int64_t max_seqlen_k, const OutArray& out, const std::optional<OutArray>& lse,
+                    FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q"), tk = to_fa(k, "k"), tv = to_fa(v, "v");
+  const Varlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
+  fa_tensor to = to_fa(out, "out"), tl{};
+  if (lse) tl = to_fa(*lse, "lse");
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  fa_status st;
+  {
+    nb::gil_scoped_release nogil;
+    st = fa_varlen_forward(&tq, &tk, &tv, &vl.vl, &to, lse ? &tl : nullptr, &o);
+  }
+  check(st);
+}
+
+void varlen_backward(const InArray& q, const InArray& k, const InArray& v,
+                     const InArray& cu_seqlens_q, const InArray& cu_seqlens_k,
+                     const std::optional<InArray>& seqused_k, int64_t max_seqlen_q,
+                     int64_t max_seqlen_k, const InArray& out, const InArray& lse,
+                     const InArray& dout, const OutArray& dq, const OutArray& dk, const OutArray& dv,
+                     FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q"), tk = to_fa(k, "k"), tv = to_fa(v, "v"),
+                  to = to_fa(out, "out"), tl = to_fa(lse, "lse"), tdo = to_fa(dout, "dout");
+  const Varlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
+  fa_tensor tdq = to_fa(dq, "dq"), tdk = to_fa(dk, "dk"), tdv = to_fa(dv, "dv");
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  fa_status st;
+  {
+    nb::gil_scoped_release nogil;
+    st = fa_varlen_backward(&tq, &tk, &tv, &vl.vl, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o);
+  }
+  check(st);
+}
+
+// Workspace queries: the batch form passes cu_seqlens_q = None.
+size_t workspace_size(bool is_backward, const InArray& q, const InArray& k, const InArray& v,
+                      const std::optional<InArray>& cu_seqlens_q,
+                      const std::optional<InArray>& cu_seqlens_k,
+                      const std::optional<InArray>& seqused_k, int64_t max_seqlen_q,
+                      int64_t max_seqlen_k, FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q"), tk = to_fa(k, "k"), tv = to_fa(v, "v");
+  std::optional<Varlen> vl;
+  if (cu_seqlens_q || cu_seqlens_k) {
+    if (!cu_seqlens_q || !cu_seqlens_k)
+      raise(PyExc_ValueError, "cu_seqlens_q and cu_seqlens_k must be given together");
+    vl.emplace(*cu_seqlens_q, *cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
+  }
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  size_t bytes = 0;
+  const fa_varlen* pvl = vl ? &vl->vl : nullptr;
+  check(is_backward ? fa_backward_workspace_size(&tq, &tk, &tv, pvl, &o, &bytes)
+                    : fa_forward_workspace_size(&tq, &tk, &tv, pvl, &o, &bytes));
+  return bytes;
+}
+
+}  // namespace
+
+NB_MODULE(_C, m) {
+  m.doc() = "Low-level bindings of the flashattn C ABI. Use flashattn's Python functions instead.";
+
+  // Option arguments common to every call, positional in this order (the Python layer builds
+  // them; positional passing keeps per-call overhead low).
+  m.def("forward", &forward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
+        nb::arg("lse").none(), nb::arg("scale"), nb::arg("causal"), nb::arg("window_left"),
+        nb::arg("window_right"), nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"),
+        nb::arg("algo"), nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
+  m.def("backward", &backward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
+        nb::arg("lse"), nb::arg("dout"), nb::arg("dq"), nb::arg("dk"), nb::arg("dv"),
+        nb::arg("scale"), nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"),
+        nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"),
+        nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
+  m.def("varlen_forward", &varlen_forward, nb::arg("q"), nb::arg("k"), nb::arg("v"),
+        nb::arg("cu_seqlens_q"), nb::arg("cu_seqlens_k"), nb::arg("seqused_k").none(),
+        nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"), nb::arg("out"), nb::arg("lse").none(),
+        nb::arg("scale"), nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"),
+        nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"),
+        nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
+  m.def("varlen_backward", &varlen_backward, nb::arg("q"), nb::arg("k"), nb::arg("v"),
+        nb::arg("cu_seqlens_q"), nb::arg("cu_seqlens_k"), nb::arg("seqused_k").none(),
+        nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"), nb::arg("out"), nb::arg("lse"),
+        nb::arg("dout"), nb::arg("dq"), nb::arg("dk"), nb::arg("dv"), nb::arg("scale"),
+        nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"), nb::arg("softcap"),
+        nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"), nb::arg("num_threads"),
+        nb::arg("stream"), nb::arg("workspace").none());
+  m.def("workspace_size", &workspace_size, nb::arg("is_backward"), nb::arg("q"), nb::arg("k"),
+        nb::arg("v"), nb::arg("cu_seqlens_q").none(), nb::arg("cu_seqlens_k").none(),
+        nb::arg("seqused_k").none(), nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"),
+        nb::arg("scale"), nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"),
+        nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"),
+        nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
+
+  m.def("version", [] { return std::string(fa_version()); });
+  m.def("build_info", [] { return std::string(fa_build_info()); });
+  m.def("cuda_built", [] { return fa_cuda_built() != 0; });
+  m.def("cuda_device_count", [] { return fa_cuda_device_count(); });
+
+  m.attr("BACKEND_AUTO") = int(FA_BACKEND_AUTO);
+  m.attr("BACKEND_CPU") = int(FA_BACKEND_CPU);
+  m.attr("BACKEND_CUDA") = int(FA_BACKEND_CUDA);
+  m.attr("ALGO_AUTO") = int(FA_ALGO_AUTO);
+  m.attr("ALGO_FA1") = int(FA_ALGO_FA1);
+  m.attr("ALGO_FA2") = int(FA_ALGO_FA2);
+  m.attr("ALGO_FA3") = int(FA_ALGO_FA3);
+}

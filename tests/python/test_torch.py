@@ -1,0 +1,138 @@
+"""The torch layer on CPU tensors: flash_attn signatures, autograd, custom-op registration.
+
+Skips (visibly) where torch is not installed; the GPU half lives in test_torch_cuda.py.
+"""
+
+import numpy as np
+import pytest
+from reference import attention_ref, attention_ref_backward, check_close, varlen_ref
+
+torch = pytest.importorskip("torch", reason="torch is not installed: torch-layer tests skipped")
+
+import flashattn  # noqa: E402
+
+
+def _qkv(b=2, nq=19, nk=23, h=4, hk=2, d=32, dtype=torch.float32, requires_grad=True):
+    g = torch.Generator().manual_seed(0)
+    return [torch.randn(s, generator=g, dtype=dtype).requires_grad_(requires_grad)
+            for s in ((b, nq, h, d), (b, nk, hk, d), (b, nk, hk, d))]
+
+
+@pytest.mark.parametrize("causal,window,softcap", [(False, (-1, -1), 0.0), (True, (-1, -1), 0.0),
+                                                    (False, (6, 2), 0.0), (True, (-1, -1), 3.0)])
+def test_autograd_matches_reference(causal, window, softcap):
+    q, k, v = _qkv()
+    out = flashattn.flash_attn_func(q, k, v, causal=causal, window_size=window, softcap=softcap)
+    dout = torch.randn_like(out)
+    out.backward(dout)
+    npy = [x.detach().numpy() for x in (q, k, v)]
+    kw = dict(causal=causal, window=window, softcap=softcap)
+    ref, _ = attention_ref(*npy, **kw)
+    base, _ = attention_ref(*npy, dtype=np.float32, **kw)
+    check_close(out.detach().numpy(), ref, base, "out")
+    refs = attention_ref_backward(*npy, dout.numpy(), **kw)
+    bases = attention_ref_backward(*npy, dout.numpy(), dtype=np.float32, **kw)
+    for name, x, r, bse in zip(("dq", "dk", "dv"), (q, k, v), refs, bases):
+        check_close(x.grad.numpy(), r, bse, name)
+
+
+def test_return_attn_probs_convention():
+    q, k, v = _qkv(requires_grad=False)
+    out, lse, probs = flashattn.flash_attn_func(q, k, v, return_attn_probs=True)
+    assert probs is None
+    assert lse.shape == (2, 4, 19) and lse.dtype == torch.float32
+    _, ref_lse = attention_ref(*(x.numpy() for x in (q, k, v)))
+    np.testing.assert_allclose(lse.numpy(), ref_lse, rtol=1e-5, atol=1e-5)
+
+
+def test_softmax_scale_and_sum_backward():
+    # .sum() hands the backward an expanded dout (all strides 0): it must be made contiguous.
+    q, k, v = _qkv()
+    flashattn.flash_attn_func(q, k, v, softmax_scale=0.25).sum().backward()
+    npy = [x.detach().numpy() for x in (q, k, v)]
+    dout = np.ones((2, 19, 4, 32), np.float32)
+    refs = attention_ref_backward(*npy, dout, softmax_scale=0.25)
+    bases = attention_ref_backward(*npy, dout, softmax_scale=0.25, dtype=np.float32)
+    for name, x, r, bse in zip(("dq", "dk", "dv"), (q, k, v), refs, bases):
+        check_close(x.grad.numpy(), r, bse, name)
+
+
+def test_non_contiguous_last_dim_is_copied_like_flash_attn():
+    q, k, v = _qkv(d=64, requires_grad=False)
+    qs, ks, vs = q[..., ::2], k[..., ::2], v[..., ::2]
+    out = flashattn.flash_attn_func(qs, ks, vs)
+    ref = flashattn.flash_attn_func(qs.contiguous(), ks.contiguous(), vs.contiguous())
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)
+
+
+def test_transposed_views_are_not_copied_and_give_the_same_result():
+    # transformers hands (batch, heads, seq, dim); its transpose is a strided (b, s, h, d) view.
+    q, k, v = _qkv(requires_grad=False)
+    qt, kt, vt = (x.transpose(1, 2).contiguous().transpose(1, 2) for x in (q, k, v))
+    assert not qt.is_contiguous()
+    torch.testing.assert_close(flashattn.flash_attn_func(qt, kt, vt), flashattn.flash_attn_func(q, k, v))
+
+
+def test_dropout_is_refused():
+    q, k, v = _qkv(requires_grad=False)
+    with pytest.raises(NotImplementedError, match="dropout_p=0.1 is not supported"):
+        flashattn.flash_attn_func(q, k, v, dropout_p=0.1)
+
+
+def test_alibi_is_refused():
+    q, k, v = _qkv(requires_grad=False)
+    with pytest.raises(NotImplementedError, match="alibi_slopes is not supported"):
+        flashattn.flash_attn_func(q, k, v, alibi_slopes=torch.ones(4))
+
+
+def test_numpy_input_to_torch_function():
+    q, k, v = (x.numpy() for x in _qkv(requires_grad=False))
+    with pytest.raises(TypeError, match="q must be a torch.Tensor, got ndarray"):
+        flashattn.flash_attn_func(q, k, v)
+
+
+def test_library_error_type_through_torch():
+    q, k, v = _qkv(h=3, hk=2, requires_grad=False)
+    with pytest.raises(ValueError, match="q has 3 heads, not a multiple of k's 2"):
+        flashattn.flash_attn_func(q, k, v)
+
+
+def test_attention_on_torch_returns_torch():
+    q, k, v = _qkv(requires_grad=False)
+    out, lse = flashattn.attention(q, k, v, causal=True, return_lse=True)
+    assert isinstance(out, torch.Tensor) and isinstance(lse, torch.Tensor)
+    np.testing.assert_array_equal(out.numpy(), flashattn.attention(*(x.numpy() for x in (q, k, v)), causal=True))
+
+
+def test_varlen_autograd():
+    cu_q = torch.tensor([0, 7, 7, 20], dtype=torch.int32)
+    cu_k = torch.tensor([0, 9, 15, 31], dtype=torch.int32)
+    g = torch.Generator().manual_seed(1)
+    q = torch.randn(20, 4, 32, generator=g).requires_grad_()
+    k = torch.randn(31, 2, 32, generator=g).requires_grad_()
+    v = torch.randn(31, 2, 32, generator=g).requires_grad_()
+    out = flashattn.flash_attn_varlen_func(q, k, v, cu_q, cu_k, 13, 16, causal=True)
+    dout = torch.randn_like(out)
+    out.backward(dout)
+    npy = [x.detach().numpy() for x in (q, k, v)]
+    ref, _, grads = varlen_ref(*npy, cu_q.numpy(), cu_k.numpy(), backward_dout=dout.numpy(), causal=True)
+    base, _, bgrads = varlen_ref(*npy, cu_q.numpy(), cu_k.numpy(), backward_dout=dout.numpy(), causal=True,
+                                 dtype=np.float32)
+    check_close(out.detach().numpy(), ref, base, "out")
+    for name, x, r, bse in zip(("dq", "dk", "dv"), (q, k, v), grads, bgrads):
+        check_close(x.grad.numpy(), r, bse, name)
+
+
+def test_opcheck_custom_ops():
+    # Schema, fake (meta) kernels, autograd registration and dispatch consistency.
+    q, k, v = _qkv(b=1, nq=9, nk=11, requires_grad=True)
+    torch.library.opcheck(torch.ops.flashattn.fwd.default, (q, k, v, 0.0, True, -1, -1, 0.0, False))
+    out, lse = torch.ops.flashattn.fwd(q.detach(), k.detach(), v.detach(), 0.0, True, -1, -1, 0.0, False)
+    torch.library.opcheck(torch.ops.flashattn.bwd.default,
+                          (torch.randn_like(out), q.detach(), k.detach(), v.detach(), out, lse, 0.0, True, -1, -1,
+                           0.0, False))
+    cu = torch.tensor([0, 4, 9], dtype=torch.int32)
+    cuk = torch.tensor([0, 5, 11], dtype=torch.int32)
+    qv, kv, vv = (x.detach()[0].clone().requires_grad_() for x in (q, k, v))
+    torch.library.opcheck(torch.ops.flashattn.varlen_fwd.default, (qv, kv, vv, cu, cuk, 5, 6, 0.0, False, -1, -1,
+                                                                    0.0, False))

@@ -1,0 +1,219 @@
+"""GPU tests through torch: accuracy vs float64 math with the 2x rule, torch.compile, CUDA graphs.
+
+Rule (DEVELOPERS.md): max|ours - ref| <= 2 * max|torch_sdpa_lowp - ref| + 1e-5, where ref is the
+float64 computation and torch_sdpa_lowp is PyTorch's SDPA in the inputs' dtype. Skips visibly
+without torch, CUDA, or a flashattn built with CUDA.
+"""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed: GPU tests skipped")
+import torch.nn.functional as F  # noqa: E402
+
+import flashattn  # noqa: E402
+
+pytestmark = [
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: GPU tests skipped"),
+    pytest.mark.skipif(not flashattn.cuda_built(), reason="flashattn was built without CUDA: GPU tests skipped"),
+]
+
+
+def _mask(nq, nk, causal, window, device):
+    left, right = window
+    if causal:
+        right = 0
+    i = torch.arange(nq, device=device)[:, None] + (nk - nq)
+    j = torch.arange(nk, device=device)[None, :]
+    ok = torch.ones(nq, nk, dtype=torch.bool, device=device)
+    if right >= 0:
+        ok &= j <= i + right
+    if left >= 0:
+        ok &= j >= i - left
+    return ok
+
+
+def _torch_attention(q, k, v, causal, window, softcap, scale):
+    """(b, s, h, d) layout in and out. SDPA where it can express the call; explicit math for softcap."""
+    qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+    mask = _mask(q.shape[1], k.shape[1], causal, window, q.device)
+    if softcap == 0:
+        out = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, scale=scale, enable_gqa=True)
+        return out.transpose(1, 2)
+    rep = q.shape[2] // k.shape[2]
+    kt, vt = kt.repeat_interleave(rep, dim=1), vt.repeat_interleave(rep, dim=1)
+    s = (qt @ kt.transpose(-1, -2)) * (scale if scale else q.shape[-1] ** -0.5)
+    s = softcap * torch.tanh(s / softcap)
+    p = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
+    return (p @ vt).transpose(1, 2)
+
+
+def _check(ours, ref, base, name):
+    err = (ours.double() - ref).abs().max().item()
+    bound = 2 * (base.double() - ref).abs().max().item() + 1e-5
+    assert err <= bound, f"{name}: max error {err:.3g} > bound {bound:.3g}"
+
+
+# (batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim), kept so no row is fully masked
+# (SDPA returns NaN there) while still covering odd lengths, Nq != Nk and GQA/MQA.
+SHAPES = [
+    (2, 128, 128, 8, 8, 64),
+    (1, 1000, 1000, 4, 1, 128),
+    (2, 17, 4097, 4, 2, 64),
+    (1, 113, 203, 6, 2, 96),
+    (1, 257, 257, 2, 2, 256),
+]
+OPTIONS = {
+    "plain": (False, (-1, -1), 0.0, None),
+    "causal": (True, (-1, -1), 0.0, None),
+    "window": (True, (64, -1), 0.0, None),
+    "softcap": (True, (-1, -1), 30.0, 0.1),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("opt", list(OPTIONS))
+@pytest.mark.parametrize("shape", SHAPES, ids=[str(s) for s in SHAPES])
+def test_forward_backward_vs_float64(shape, opt, dtype):
+    causal, window, softcap, scale = OPTIONS[opt]
+    b, nq, nk, h, hk, d = shape
+    torch.manual_seed(0)
+    q = torch.randn(b, nq, h, d, device="cuda", dtype=dtype, requires_grad=True)
+    k = torch.randn(b, nk, hk, d, device="cuda", dtype=dtype, requires_grad=True)
+    v = torch.randn(b, nk, hk, d, device="cuda", dtype=dtype, requires_grad=True)
+    dout = torch.randn(b, nq, h, d, device="cuda", dtype=dtype)
+    kw = dict(causal=causal, window=window, softcap=softcap, scale=scale)
+
+    out = flashattn.flash_attn_func(q, k, v, softmax_scale=scale, causal=causal, window_size=window, softcap=softcap)
+    dq, dk, dv = torch.autograd.grad(out, (q, k, v), dout)
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    ref = _torch_attention(q64, k64, v64, **kw)
+    rq, rk, rv = torch.autograd.grad(ref, (q64, k64, v64), dout.double())
+    base = _torch_attention(q, k, v, **kw)
+    bq, bk, bv = torch.autograd.grad(base, (q, k, v), dout)
+
+    _check(out, ref, base, "out")
+    for name, ours, r, bse in (("dq", dq, rq, bq), ("dk", dk, rk, bk), ("dv", dv, rv, bv)):
+        _check(ours, r, bse, name)
+
+
+def test_lse_vs_float64():
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(2, 300, 4, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    _, lse, _ = flashattn.flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
+    s = torch.einsum("bqhd,bkhd->bhqk", q.double(), k.double()) / 8.0
+    s = s.masked_fill(~_mask(300, 300, True, (-1, -1), "cuda"), float("-inf"))
+    ref = torch.logsumexp(s, dim=-1)
+    assert lse.shape == ref.shape and lse.dtype == torch.float32
+    # lse is accumulated in fp32 from bf16 inputs: compare with the fp32 value of the same formula.
+    s32 = torch.einsum("bqhd,bkhd->bhqk", q.float(), k.float()) / 8.0
+    base = torch.logsumexp(s32.masked_fill(~_mask(300, 300, True, (-1, -1), "cuda"), float("-inf")), dim=-1)
+    _check(lse, ref, base, "lse")
+
+
+def test_varlen_vs_per_sequence_dense():
+    torch.manual_seed(2)
+    lens_q, lens_k = [5, 0, 130, 1], [9, 4, 130, 200]
+    cu_q = torch.tensor([0] + list(torch.tensor(lens_q).cumsum(0)), dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0] + list(torch.tensor(lens_k).cumsum(0)), dtype=torch.int32, device="cuda")
+    q = torch.randn(sum(lens_q), 8, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(sum(lens_k), 2, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(sum(lens_k), 2, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    out = flashattn.flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=True)
+    out.float().square().sum().backward()
+    for i in range(len(lens_q)):
+        sq, eq, sk, ek = cu_q[i].item(), cu_q[i + 1].item(), cu_k[i].item(), cu_k[i + 1].item()
+        if eq == sq:
+            continue
+        qi, ki, vi = (x.detach()[s:e][None].requires_grad_() for x, s, e in ((q, sq, eq), (k, sk, ek), (v, sk, ek)))
+        oi = flashattn.flash_attn_func(qi, ki, vi, causal=True)
+        oi.float().square().sum().backward()
+        torch.testing.assert_close(out[sq:eq], oi[0], rtol=0, atol=0)
+        torch.testing.assert_close(q.grad[sq:eq], qi.grad[0], rtol=2e-2, atol=2e-2)
+        torch.testing.assert_close(k.grad[sk:ek], ki.grad[0], rtol=2e-2, atol=2e-2)
+
+
+def test_torch_compile_fullgraph_forward_and_backward():
+    torch.manual_seed(3)
+    q, k, v = (torch.randn(2, 256, 8, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+
+    def f(q, k, v):
+        return flashattn.flash_attn_func(q * 2, k, v, causal=True).float().square().mean()
+
+    compiled = torch.compile(f, fullgraph=True)
+    loss_c = compiled(q, k, v)
+    grads_c = torch.autograd.grad(loss_c, (q, k, v))
+    loss_e = f(q, k, v)
+    grads_e = torch.autograd.grad(loss_e, (q, k, v))
+    torch.testing.assert_close(loss_c, loss_e)
+    for gc, ge in zip(grads_c, grads_e):
+        torch.testing.assert_close(gc, ge, rtol=1e-2, atol=1e-2)
+
+
+def test_torch_compile_varlen_fullgraph():
+    torch.manual_seed(4)
+    cu = torch.tensor([0, 100, 300], dtype=torch.int32, device="cuda")
+    q, k, v = (torch.randn(300, 4, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    f = torch.compile(lambda q, k, v: flashattn.flash_attn_varlen_func(q, k, v, cu, cu, 200, 200, causal=True),
+                      fullgraph=True)
+    torch.testing.assert_close(f(q, k, v), flashattn.flash_attn_varlen_func(q, k, v, cu, cu, 200, 200, causal=True))
+
+
+def test_cuda_graph_capture_and_replay():
+    torch.manual_seed(5)
+    shape = (2, 512, 8, 128)
+    q, k, v, dout = (torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+
+    def step():
+        out, lse, _ = flashattn.flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
+        return (out,) + tuple(torch.ops.flashattn.bwd(dout, q, k, v, out, lse, 0.0, True, -1, -1, 0.0, False))
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture stream, as torch's docs require
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static = step()
+    for seed in (6, 7):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        for x in (q, k, v, dout):
+            x.copy_(torch.randn(shape, device="cuda", dtype=torch.bfloat16, generator=g))
+        graph.replay()
+        torch.cuda.synchronize()
+        eager = step()
+        for s, e in zip(static, eager):
+            torch.testing.assert_close(s, e, rtol=0, atol=0)
+
+
+def test_runs_on_the_current_stream():
+    # Work queued on a side stream must see inputs written on that stream, without syncs.
+    torch.manual_seed(8)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        q, k, v = (torch.randn(4, 2048, 8, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        out = flashattn.flash_attn_func(q, k, v, causal=True)
+    s.synchronize()
+    torch.testing.assert_close(out, flashattn.flash_attn_func(q, k, v, causal=True), rtol=0, atol=0)
+
+
+def test_attention_with_cupy_and_jax_arrays():
+    cupy = pytest.importorskip("cupy", reason="cupy is not installed")
+    torch.manual_seed(9)
+    q, k, v = (torch.randn(1, 64, 4, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+    want = flashattn.flash_attn_func(q, k, v, causal=True)
+    cq, ck, cv = (cupy.from_dlpack(x) for x in (q, k, v))
+    got = flashattn.attention(cq, ck, cv, causal=True)
+    assert isinstance(got, cupy.ndarray)
+    torch.testing.assert_close(torch.from_dlpack(got), want, rtol=0, atol=0)
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        pytest.skip("jax is not installed: JAX half skipped")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("jax sees no GPU")
+    jq, jk, jv = (jnp.asarray(cupy.asnumpy(x)) for x in (cq, ck, cv))
+    jout = flashattn.attention(jq, jk, jv, causal=True)
+    assert isinstance(jout, jax.Array)
+    torch.testing.assert_close(torch.from_numpy(jax.device_get(jout).copy()).cuda(), want, rtol=0, atol=0)
