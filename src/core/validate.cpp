@@ -39,7 +39,13 @@ const char* dtype_str(fa_dtype d) {
     case FA_DTYPE_FLOAT8_E4M3: return "float8_e4m3";
     case FA_DTYPE_INT32: return "int32";
   }
-  return "unknown";
+  return nullptr;
+}
+
+// The dtype's name, or its number when it is not an fa_dtype value (garbage from a binding).
+std::string dtype_desc(fa_dtype d) {
+  const char* n = dtype_str(d);
+  return n ? std::string(n) : std::to_string(int(d));
 }
 
 int64_t numel(const fa_tensor& t) {
@@ -56,6 +62,9 @@ Status check_descriptor(const fa_tensor* t, const char* name, int rank) {
                    std::to_string(t->rank));
   if (t->device != FA_DEVICE_CPU && t->device != FA_DEVICE_CUDA)
     return invalid(std::string(name) + ": unknown device " + std::to_string(int(t->device)));
+  if (t->device == FA_DEVICE_CUDA && t->device_id < 0)
+    return invalid(std::string(name) + ": CUDA device_id must be >= 0, got " +
+                   std::to_string(t->device_id));
   for (int i = 0; i < rank; ++i) {
     if (t->shape[i] < 0)
       return invalid(std::string(name) + ": negative size in shape " + shape_str(*t));
@@ -92,8 +101,8 @@ Status check_same_place(const fa_tensor& t, const char* name, const fa_tensor& q
 
 Status check_dtype(const fa_tensor& t, const char* name, fa_dtype want) {
   if (t.dtype != want)
-    return invalid(std::string(name) + ": expected dtype " + dtype_str(want) + ", got " +
-                   dtype_str(t.dtype));
+    return invalid(std::string(name) + ": expected dtype " + dtype_desc(want) + ", got " +
+                   dtype_desc(t.dtype));
   return Status::success();
 }
 
@@ -129,9 +138,11 @@ Status check_options(const fa_options& o, int head_dim) {
     return invalid("num_threads must be >= 0 (0 = all hardware threads), got " +
                    std::to_string(o.num_threads));
   if (o.backend < FA_BACKEND_AUTO || o.backend > FA_BACKEND_CUDA)
-    return invalid("unknown backend " + std::to_string(int(o.backend)));
+    return invalid("unknown backend " + std::to_string(int(o.backend)) +
+                   " (expected FA_BACKEND_AUTO, FA_BACKEND_CPU or FA_BACKEND_CUDA)");
   if (o.algo < FA_ALGO_AUTO || o.algo > FA_ALGO_FA3)
-    return invalid("unknown algo " + std::to_string(int(o.algo)));
+    return invalid("unknown algo " + std::to_string(int(o.algo)) +
+                   " (expected FA_ALGO_AUTO, FA_ALGO_FA1, FA_ALGO_FA2 or FA_ALGO_FA3)");
   if (o.workspace_bytes > 0 && !o.workspace)
     return invalid("workspace_bytes is " + std::to_string(o.workspace_bytes) +
                    " but workspace is null");
@@ -140,7 +151,8 @@ Status check_options(const fa_options& o, int head_dim) {
 }
 
 // Host-side checks of cu_seqlens contents; only possible when they live in host memory.
-Status check_cu_seqlens_host(const int32_t* cu, int64_t n, int64_t total, const char* name) {
+Status check_cu_seqlens_host(const int32_t* cu, int64_t n, int64_t total, const char* name,
+                             const char* rows_of) {
   if (cu[0] != 0) return invalid(std::string(name) + "[0] must be 0, got " + std::to_string(cu[0]));
   for (int64_t i = 0; i < n; ++i)
     if (cu[i + 1] < cu[i])
@@ -149,7 +161,8 @@ Status check_cu_seqlens_host(const int32_t* cu, int64_t n, int64_t total, const 
                      "[" + std::to_string(i) + "] = " + std::to_string(cu[i]));
   if (cu[n] != total)
     return invalid(std::string(name) + "[" + std::to_string(n) + "] = " + std::to_string(cu[n]) +
-                   " must equal the number of rows " + std::to_string(total));
+                   " must equal the number of rows of " + rows_of + " (" + rows_of +
+                   ".shape[0] = " + std::to_string(total) + ")");
   return Status::success();
 }
 
@@ -172,7 +185,7 @@ Status make_params(const CallArgs& a, AttnParams* p) {
   // dtype: q decides; k and v must match it.
   if (q.dtype != FA_DTYPE_FLOAT32 && q.dtype != FA_DTYPE_FLOAT16 && q.dtype != FA_DTYPE_BFLOAT16 &&
       q.dtype != FA_DTYPE_FLOAT8_E4M3)
-    return invalid(std::string("q: unsupported dtype ") + dtype_str(q.dtype) +
+    return invalid(std::string("q: unsupported dtype ") + dtype_desc(q.dtype) +
                    " (expected float16, bfloat16, float32 or float8_e4m3)");
   FA_RETURN_IF_ERROR(check_dtype(k, "k", q.dtype));
   FA_RETURN_IF_ERROR(check_dtype(v, "v", q.dtype));
@@ -217,8 +230,8 @@ Status make_params(const CallArgs& a, AttnParams* p) {
       // On the host we can afford to check the contents; on a GPU that would need a sync.
       const auto* cq = static_cast<const int32_t*>(a.varlen->cu_seqlens_q->data);
       const auto* ck = static_cast<const int32_t*>(a.varlen->cu_seqlens_k->data);
-      FA_RETURN_IF_ERROR(check_cu_seqlens_host(cq, batch, total_q, "cu_seqlens_q"));
-      FA_RETURN_IF_ERROR(check_cu_seqlens_host(ck, batch, total_k, "cu_seqlens_k"));
+      FA_RETURN_IF_ERROR(check_cu_seqlens_host(cq, batch, total_q, "cu_seqlens_q", "q"));
+      FA_RETURN_IF_ERROR(check_cu_seqlens_host(ck, batch, total_k, "cu_seqlens_k", "k"));
       for (int64_t b = 0; b < batch; ++b) {
         if (cq[b + 1] - cq[b] > nq)
           return invalid("sequence " + std::to_string(b) + " has " +
