@@ -14,8 +14,9 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
-[ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || [ -f /usr/include/cblas.h ] ||
-  [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || need+=(libopenblas-dev)
+# OpenBLAS's own header (the generic x86_64-linux-gnu/cblas.h may be reference BLAS, 7x slower).
+[ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || [ -f /usr/include/openblas/cblas.h ] ||
+  need+=(libopenblas-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${need[*]}"

@@ -1,0 +1,34 @@
+// Tile-level building blocks of the CPU FlashAttention: a register-blocked fp32 tile product
+// (AVX-512 micro-kernel, with a portable loop version used where AVX-512 is absent and by the
+// tests as a second opinion), a vectorised exp for the softmax, and row helpers.
+#pragma once
+
+#include <cstdint>
+
+namespace fa::cpu {
+
+constexpr int kVecWidth = 16;  // fp32 lanes of one AVX-512 register; tiles pad to this
+
+inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+// C[M x N] = (accumulate ? C : 0) + A[M x K] * B[K x N]; all row-major with leading dimensions
+// lda/ldb/ldc (in floats). N must be a multiple of kVecWidth (callers pad B and C with zeros).
+void gemm_tile(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb,
+               float* C, int64_t ldc, bool accumulate);
+// The same product with plain loops (the compiler auto-vectorises the inner axpy).
+void gemm_tile_portable(int M, int N, int K, const float* A, int64_t lda, const float* B,
+                        int64_t ldb, float* C, int64_t ldc, bool accumulate);
+// Which implementation gemm_tile uses in this build: "avx512" or "portable".
+const char* gemm_tile_isa();
+
+// max over x[0..n); -inf for n == 0.
+float row_max(const float* x, int n);
+// x[i] = exp(x[i] - sub) for i < n, returns the sum of the new x. sub must be finite; x[i] may be
+// -inf (gives 0). Relative error about 2 ulp.
+float exp_sub_sum(float* x, int n, float sub);
+// x[i] *= s for i < n.
+void scale_row(float* x, int n, float s);
+// Vectorised exp for tests: y[i] = exp(x[i]).
+void exp_span(const float* x, int n, float* y);
+
+}  // namespace fa::cpu

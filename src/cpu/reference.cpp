@@ -1,0 +1,192 @@
+// Float64 reference attention: for each (sequence, query head, query row) the full score row over
+// the visible keys, a two-pass softmax (max, then sum of exp), and the backward by the textbook
+// formulas dP = dO V^T, D = sum_j P dP, dS = P (dP - D) * d(score)/d(qk), dQ = dS K,
+// dK += dS^T Q, dV += P^T dO, summed over the query heads of a GQA group. No tiling, no online
+// softmax: it shares only the mask definition (core::Mask) with the backends.
+#include "cpu/reference.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "core/mask.hpp"
+#include "cpu/convert.hpp"
+
+namespace fa::ref {
+namespace {
+
+using core::AttnParams;
+
+// Rows in the dense layout of q (and o, dq) and of k (and v, dk, dv).
+int64_t dense_q_rows(const AttnParams& p) { return p.varlen ? p.total_q : int64_t(p.batch) * p.seqlen_q; }
+int64_t dense_k_rows(const AttnParams& p) { return p.varlen ? p.total_k : int64_t(p.batch) * p.seqlen_k; }
+
+void load_tensor(const AttnParams& p, const void* base, const core::Strides& str, int heads,
+                 bool is_q, std::vector<double>& out) {
+  const int d = p.head_dim;
+  out.assign(size_t((is_q ? dense_q_rows(p) : dense_k_rows(p)) * heads * d), 0.0);
+  std::vector<float> row(static_cast<size_t>(d));
+  for (int b = 0; b < p.batch; ++b) {
+    const core::SeqInfo s = core::seq_info(p, b);
+    const int64_t n = is_q ? s.q_len : s.k_len;
+    const int64_t start = is_q ? s.q_start : s.k_start;
+    for (int64_t i = 0; i < n; ++i)
+      for (int h = 0; h < heads; ++h) {
+        const cpu::HeadView v{static_cast<const char*>(base), p.dtype, str, b, h};
+        cpu::load_span(v.row(start + i), p.dtype, d, row.data());
+        const int64_t r = is_q ? q_row(p, b, i) : k_row(p, b, i);
+        for (int c = 0; c < d; ++c) out[size_t((r * heads + h) * d + c)] = row[size_t(c)];
+      }
+  }
+}
+
+// Score of one (query, key) pair and d(score)/d(qk), in double.
+struct Score {
+  double s, grad;
+};
+Score score(double qk, const AttnParams& p) {
+  const double scale = p.scale;
+  if (p.softcap > 0.f) {
+    const double cap = p.softcap;
+    const double t = std::tanh(qk * scale / cap);
+    return {cap * t, scale * (1.0 - t * t)};
+  }
+  return {qk * scale, scale};
+}
+
+// Probabilities of one query row over keys [0, k_len): P (0 where masked), and the row's lse.
+void row_probs(const AttnParams& p, const Inputs& in, const core::Mask& mask, int b, int h,
+               int64_t i, std::vector<double>& prob, std::vector<double>& grad, double* lse) {
+  const int d = p.head_dim;
+  const int hk = h / p.group_size();
+  const double* q = &in.q[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
+  prob.assign(size_t(mask.k_len), 0.0);
+  grad.assign(size_t(mask.k_len), 0.0);
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < mask.k_len; ++j) {
+    if (!mask.allowed(i, j)) continue;
+    const double* k = &in.k[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+    double qk = 0;
+    for (int c = 0; c < d; ++c) qk += q[c] * k[c];
+    const Score sc = score(qk, p);
+    prob[size_t(j)] = sc.s;
+    grad[size_t(j)] = sc.grad;
+    m = std::max(m, sc.s);
+  }
+  if (m == -std::numeric_limits<double>::infinity()) {  // no visible key
+    *lse = m;
+    return;
+  }
+  double l = 0;
+  for (int64_t j = 0; j < mask.k_len; ++j) {
+    if (!mask.allowed(i, j)) continue;
+    prob[size_t(j)] = std::exp(prob[size_t(j)] - m);
+    l += prob[size_t(j)];
+  }
+  for (int64_t j = 0; j < mask.k_len; ++j) prob[size_t(j)] /= l;
+  *lse = m + std::log(l);
+}
+
+}  // namespace
+
+int64_t q_row(const AttnParams& p, int b, int64_t i) {
+  return p.varlen ? p.cu_seqlens_q[b] + i : int64_t(b) * p.seqlen_q + i;
+}
+int64_t k_row(const AttnParams& p, int b, int64_t j) {
+  return p.varlen ? p.cu_seqlens_k[b] + j : int64_t(b) * p.seqlen_k + j;
+}
+int64_t lse_index(const AttnParams& p, int b, int h, int64_t i) {
+  return p.varlen ? int64_t(h) * p.total_q + p.cu_seqlens_q[b] + i
+                  : (int64_t(b) * p.heads_q + h) * p.seqlen_q + i;
+}
+
+Inputs load(const AttnParams& p) {
+  Inputs in;
+  load_tensor(p, p.q, p.q_str, p.heads_q, true, in.q);
+  load_tensor(p, p.k, p.k_str, p.heads_kv, false, in.k);
+  load_tensor(p, p.v, p.v_str, p.heads_kv, false, in.v);
+  if (p.dout) load_tensor(p, p.dout, p.do_str, p.heads_q, true, in.dout);
+  return in;
+}
+
+void forward(const AttnParams& p, const Inputs& in, std::vector<double>& o, std::vector<double>& lse) {
+  const int d = p.head_dim;
+  o.assign(size_t(dense_q_rows(p) * p.heads_q * d), 0.0);
+  lse.assign(size_t(p.varlen ? int64_t(p.heads_q) * p.total_q
+                             : int64_t(p.batch) * p.heads_q * p.seqlen_q),
+             -std::numeric_limits<double>::infinity());
+  std::vector<double> prob, grad;
+  for (int b = 0; b < p.batch; ++b) {
+    const core::SeqInfo s = core::seq_info(p, b);
+    const core::Mask mask(s.q_len, s.k_len, p.window_left, p.window_right);
+    for (int h = 0; h < p.heads_q; ++h) {
+      const int hk = h / p.group_size();
+      for (int64_t i = 0; i < s.q_len; ++i) {
+        double row_lse;
+        row_probs(p, in, mask, b, h, i, prob, grad, &row_lse);
+        lse[size_t(lse_index(p, b, h, i))] = row_lse;
+        double* out = &o[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
+        for (int64_t j = 0; j < s.k_len; ++j) {
+          if (prob[size_t(j)] == 0.0) continue;
+          const double* v = &in.v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+          for (int c = 0; c < d; ++c) out[c] += prob[size_t(j)] * v[c];
+        }
+      }
+    }
+  }
+}
+
+void backward(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
+              std::vector<double>& dk, std::vector<double>& dv) {
+  const int d = p.head_dim;
+  dq.assign(size_t(dense_q_rows(p) * p.heads_q * d), 0.0);
+  dk.assign(size_t(dense_k_rows(p) * p.heads_kv * d), 0.0);
+  dv.assign(dk.size(), 0.0);
+  std::vector<double> prob, grad, dp;
+  for (int b = 0; b < p.batch; ++b) {
+    const core::SeqInfo s = core::seq_info(p, b);
+    const core::Mask mask(s.q_len, s.k_len, p.window_left, p.window_right);
+    for (int h = 0; h < p.heads_q; ++h) {
+      const int hk = h / p.group_size();
+      for (int64_t i = 0; i < s.q_len; ++i) {
+        double row_lse;
+        row_probs(p, in, mask, b, h, i, prob, grad, &row_lse);
+        const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
+        const double* q = &in.q[qi];
+        const double* g = &in.dout[qi];
+        // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
+        dp.assign(size_t(s.k_len), 0.0);
+        double dsum = 0;
+        for (int64_t j = 0; j < s.k_len; ++j) {
+          if (prob[size_t(j)] == 0.0) continue;
+          const double* v = &in.v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+          double acc = 0;
+          for (int c = 0; c < d; ++c) acc += g[c] * v[c];
+          dp[size_t(j)] = acc;
+          dsum += prob[size_t(j)] * acc;
+        }
+        for (int64_t j = 0; j < s.k_len; ++j) {
+          const double pj = prob[size_t(j)];
+          if (pj == 0.0) continue;
+          const double ds = pj * (dp[size_t(j)] - dsum) * grad[size_t(j)];
+          const size_t kj = size_t((k_row(p, b, j) * p.heads_kv + hk) * d);
+          for (int c = 0; c < d; ++c) {
+            dq[qi + size_t(c)] += ds * in.k[kj + size_t(c)];
+            dk[kj + size_t(c)] += ds * q[c];
+            dv[kj + size_t(c)] += pj * g[c];
+          }
+        }
+      }
+    }
+  }
+}
+
+void forward(const AttnParams& p, std::vector<double>& o, std::vector<double>& lse) {
+  forward(p, load(p), o, lse);
+}
+
+void backward(const AttnParams& p, std::vector<double>& dq, std::vector<double>& dk,
+              std::vector<double>& dv) {
+  backward(p, load(p), dq, dk, dv);
+}
+
+}  // namespace fa::ref
