@@ -30,6 +30,7 @@
 #include "core/softmax.hpp"
 #include "cpu/convert.hpp"
 #include "cpu/kernels.hpp"
+#include "cpu/mask_rows.hpp"
 #include "cpu/parallel.hpp"
 
 namespace fa::cpu {
@@ -45,12 +46,12 @@ struct BwdTask {
 };
 
 struct BwdScratch {
-  std::vector<float> kt, vt, krow, dk, dv, q, dout, s, dp, pt, dst, dq, row, lse, dsum;
+  std::vector<float> kt, vt, krow, dk, dv, q, dout, s, dp, dq, row, lse, dsum;
   BwdScratch(int d, int dp_)
       : kt(size_t(d) * kBlockN), vt(size_t(d) * kBlockN), krow(size_t(kBlockN) * dp_),
         dk(size_t(kBlockN) * dp_), dv(size_t(kBlockN) * dp_), q(size_t(kBlockM) * dp_),
         dout(size_t(kBlockM) * dp_), s(size_t(kBlockM) * kBlockN), dp(size_t(kBlockM) * kBlockN),
-        pt(size_t(kBlockN) * kBlockM), dst(size_t(kBlockN) * kBlockM), dq(size_t(kBlockM) * dp_),
+        dq(size_t(kBlockM) * dp_),
         row(size_t(dp_)), lse(kBlockM), dsum(kBlockM) {}
 };
 
@@ -89,6 +90,7 @@ void backward_block(BwdShared& sh, const BwdTask& t, BwdScratch& w) {
   std::fill(w.dk.begin(), w.dk.end(), 0.f);
   std::fill(w.dv.begin(), w.dv.end(), 0.f);
 
+  const bool in_place = p.dtype == core::DType::F32 && d == dp;
   const int group = p.group_size();
   for (int h = t.hk * group; h < (t.hk + 1) * group; ++h) {
     const HeadView qv{static_cast<const char*>(p.q), p.dtype, p.q_str, t.b, h};
@@ -101,8 +103,19 @@ void backward_block(BwdShared& sh, const BwdTask& t, BwdScratch& w) {
       // This block's rank among the key blocks contributing to dQ_i (they are contiguous).
       const int rank = t.jb - int(first / kBlockN);
 
-      load_rows(qv, seq.q_start + i0, mi, d, w.q.data(), dp);
-      load_rows(dov, seq.q_start + i0, mi, d, w.dout.data(), dp);
+      // fp32 Q and dO are read in place (as B operands their rows must be whole vectors).
+      const float* qp = w.q.data();
+      const float* dop = w.dout.data();
+      int64_t ldq = dp, lddo = dp;
+      if (in_place) {
+        qp = static_cast<const float*>(qv.row(seq.q_start + i0));
+        dop = static_cast<const float*>(dov.row(seq.q_start + i0));
+        ldq = p.q_str.row;
+        lddo = p.do_str.row;
+      } else {
+        load_rows(qv, seq.q_start + i0, mi, d, w.q.data(), dp);
+        load_rows(dov, seq.q_start + i0, mi, d, w.dout.data(), dp);
+      }
       for (int r = 0; r < mi; ++r) {
         const int64_t grow = seq.q_start + i0 + r;
         w.lse[r] = core::lse_for_backward(p.lse[p.lse_offset(t.b, h, grow)]);
@@ -110,38 +123,39 @@ void backward_block(BwdShared& sh, const BwdTask& t, BwdScratch& w) {
       }
 
       // S = Q K^T, then P = exp(score - LSE) in place; dP = dO V^T.
-      gemm_tile(mi, nkp, d, w.q.data(), dp, w.kt.data(), kBlockN, w.s.data(), kBlockN, false);
-      gemm_tile(mi, nkp, d, w.dout.data(), dp, w.vt.data(), kBlockN, w.dp.data(), kBlockN, false);
+      gemm_tile(mi, nkp, d, qp, ldq, w.kt.data(), kBlockN, w.s.data(), kBlockN, false);
+      gemm_tile(mi, nkp, d, dop, lddo, w.vt.data(), kBlockN, w.dp.data(), kBlockN, false);
       const bool partial = !mask.block_unmasked(i0, i0 + mi, j0, j0 + nk);
       for (int r = 0; r < mi; ++r) {
         float* srow = w.s.data() + int64_t(r) * kBlockN;
         float* dprow = w.dp.data() + int64_t(r) * kBlockN;
+        const float dsum = w.dsum[r];
         if (p.softcap > 0.f) {
-          // dS needs d(score)/d(qk) at the transformed score; keep it in dprow's factor.
+          // dS needs d(score)/d(qk) at the transformed score; fold it into dprow now.
           for (int c = 0; c < nk; ++c) {
             const float sc = core::score_transform(srow[c], p.scale, p.softcap);
-            dprow[c] = (dprow[c] - w.dsum[r]) * core::score_transform_grad(sc, p.scale, p.softcap);
+            dprow[c] = (dprow[c] - dsum) * core::score_transform_grad(sc, p.scale, p.softcap);
             srow[c] = sc;
           }
         } else {
-          scale_row(srow, nk, p.scale);
-          for (int c = 0; c < nk; ++c) dprow[c] = (dprow[c] - w.dsum[r]) * p.scale;
+          const float scale = p.scale;
+          for (int c = 0; c < nk; ++c) {
+            srow[c] *= scale;
+            dprow[c] = (dprow[c] - dsum) * scale;
+          }
         }
         if (partial) {
-          for (int c = 0; c < nk; ++c)
-            if (!mask.allowed(i0 + r, j0 + c)) srow[c] = -INFINITY;
+          int64_t lo = 0, hi = 0;
+          visible_keys(mask, i0 + r, j0, nk, &lo, &hi);
+          for (int64_t c = 0; c < lo; ++c) srow[c] = -INFINITY;
+          for (int64_t c = hi; c < nk; ++c) srow[c] = -INFINITY;
         }
         exp_sub_sum(srow, nk, w.lse[r]);  // P (a row with lse = -inf maps to +inf: P = 0)
         for (int c = 0; c < nk; ++c) dprow[c] *= srow[c];  // dS = P * (dP - D) * grad
-        // Transposed copies feed dV/dK products with keys as rows.
-        for (int c = 0; c < nk; ++c) {
-          w.pt[size_t(c) * kBlockM + r] = srow[c];
-          w.dst[size_t(c) * kBlockM + r] = dprow[c];
-        }
       }
-      // dV_j += P^T dO ; dK_j += dS^T Q ; dQ_i (local) = dS K_j.
-      gemm_tile(nk, dp, mi, w.pt.data(), kBlockM, w.dout.data(), dp, w.dv.data(), dp, true);
-      gemm_tile(nk, dp, mi, w.dst.data(), kBlockM, w.q.data(), dp, w.dk.data(), dp, true);
+      // dV_j += P^T dO ; dK_j += dS^T Q (both read transposed) ; dQ_i (local) = dS K_j.
+      gemm_tile_at(nk, dp, mi, w.s.data(), kBlockN, dop, lddo, w.dv.data(), dp, true);
+      gemm_tile_at(nk, dp, mi, w.dp.data(), kBlockN, qp, ldq, w.dk.data(), dp, true);
       gemm_tile(mi, dp, nk, w.dp.data(), kBlockN, w.krow.data(), dp, w.dq.data(), dp, false);
 
       // Ordered accumulation into the shared dQ (see the file comment).

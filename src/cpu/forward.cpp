@@ -1,14 +1,20 @@
 // CPU FlashAttention forward (FlashAttention-2 loop order on a CPU core).
 //
 // One task = one block of kBlockM query rows of one (sequence, query head). The task loads its Q
-// tile once (converted to fp32), then walks the key blocks that Mask::key_range says some of its
-// rows can see, kBlockN keys at a time: S = Q K^T (micro-kernel against a transposed K tile),
-// score transform (scale, softcap), per-element masking only on blocks that Mask::block_unmasked
-// says are partial, the online-softmax update of each row's RowState (rescale the running O by
-// exp(m_old - m_new), P = exp(S - m_new), l += rowsum P), then O += P V. Normalisation by 1/l is
-// deferred to the end, where O is written in the input dtype and LSE = m + log l in fp32.
+// tile once, transposed (Q^T: d x kBlockM, fp32), then walks the key blocks that Mask::key_range
+// says some of its rows can see, kBlockN keys at a time:
+//   S^T = K Q^T            micro-kernel; keys are rows, queries are the 64 vector lanes
+//   softcap / masking      score_transform; -inf only on blocks Mask::block_unmasked calls partial
+//   online softmax         softmax_update_cols: RowState's recurrence for 16 queries per vector
+//                          (column max, rescale factor, P = exp(scale*s - m), l += sum P)
+//   O = factor * O + P V   rows of O rescaled where the max moved, then the micro-kernel reading
+//                          P^T transposed (no explicit transpose)
+// and at the end divides by l (deferred normalisation), writes O in the input dtype and
+// LSE = m + log l in fp32. Producing S transposed means K is consumed in its natural row layout:
+// for fp32 inputs K (and V, when d is a multiple of 16) are read in place, with no copy at all;
+// other dtypes are converted tile by tile.
 //
-// Memory: per-worker tiles only (Q, K^T, V, S, O: a few hundred KB at d = 256), so O(N) overall.
+// Memory: per-worker tiles only (Q^T, K, V, S, O: a few hundred KB at d = 256), so O(N) overall.
 // Tasks are independent and each is computed in a fixed order, so the result does not depend on
 // the thread count (bit-identical; tested). Task order is longest-first for causal/local masks.
 #include <algorithm>
@@ -20,13 +26,14 @@
 #include "core/softmax.hpp"
 #include "cpu/convert.hpp"
 #include "cpu/kernels.hpp"
+#include "cpu/mask_rows.hpp"
 #include "cpu/parallel.hpp"
 
 namespace fa::cpu {
 namespace {
 
-constexpr int kBlockM = 64;  // query rows per task: O and S tiles stay in L2 up to d = 256
-constexpr int kBlockN = 64;  // keys per step: one 4-zmm column panel of S (see kernels.cpp)
+constexpr int kBlockM = 64;  // query rows per task = lanes of the S^T tile (4 zmm)
+constexpr int kBlockN = 64;  // keys per step: rows of S^T; S^T stays in L1 (16 KB)
 
 struct FwdTask {
   int b;
@@ -35,11 +42,11 @@ struct FwdTask {
 };
 
 struct FwdScratch {
-  std::vector<float> q, kt, v, s, o, row;
-  std::vector<core::RowState> state;
+  std::vector<float> qt, k, v, st, o, row, m, l, factor;
   FwdScratch(int d, int dp)
-      : q(size_t(kBlockM) * dp), kt(size_t(d) * kBlockN), v(size_t(kBlockN) * dp),
-        s(size_t(kBlockM) * kBlockN), o(size_t(kBlockM) * dp), row(size_t(dp)), state(kBlockM) {}
+      : qt(size_t(d) * kBlockM), k(size_t(kBlockN) * dp), v(size_t(kBlockN) * dp),
+        st(size_t(kBlockN) * kBlockM), o(size_t(kBlockM) * dp), row(size_t(dp)), m(kBlockM),
+        l(kBlockM), factor(kBlockM) {}
 };
 
 void forward_block(const core::AttnParams& p, const FwdTask& t, FwdScratch& w) {
@@ -49,59 +56,82 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, FwdScratch& w) {
   const core::Mask mask(seq.q_len, seq.k_len, p.window_left, p.window_right);
   const int hk = t.h / p.group_size();
   const int mi = int(std::min<int64_t>(kBlockM, seq.q_len - t.i0));
+  const int mip = round_up(mi, kVecWidth);
+  // fp32 tensors are read in place: K as the A operand (any d), V as the B operand (its rows must
+  // span a whole number of vectors, d % 16 == 0).
+  const bool k_in_place = p.dtype == core::DType::F32;
+  const bool v_in_place = k_in_place && d == dp;
 
   const HeadView qv{static_cast<const char*>(p.q), p.dtype, p.q_str, t.b, t.h};
   const HeadView kv{static_cast<const char*>(p.k), p.dtype, p.k_str, t.b, hk};
   const HeadView vv{static_cast<const char*>(p.v), p.dtype, p.v_str, t.b, hk};
 
-  load_rows(qv, seq.q_start + t.i0, mi, d, w.q.data(), dp);
+  load_rows_transposed(qv, seq.q_start + t.i0, mi, mip, d, w.qt.data(), kBlockM, w.row.data());
   std::fill(w.o.begin(), w.o.begin() + int64_t(mi) * dp, 0.f);
-  for (int r = 0; r < mi; ++r) w.state[r] = core::RowState{};
+  std::fill(w.m.begin(), w.m.end(), -INFINITY);
+  std::fill(w.l.begin(), w.l.end(), 0.f);
+  // With softcap the scores are transformed explicitly; the softmax step then scales by 1.
+  const float softmax_scale = p.softcap > 0.f ? 1.f : p.scale;
 
   int64_t first = 0, last = 0;
   mask.key_range(t.i0, t.i0 + mi, &first, &last);
   for (int64_t j0 = first; j0 < last; j0 += kBlockN) {
     const int nk = int(std::min<int64_t>(kBlockN, last - j0));
-    const int nkp = round_up(nk, kVecWidth);
-    load_rows_transposed(kv, seq.k_start + j0, nk, nkp, d, w.kt.data(), kBlockN, w.row.data());
-    load_rows(vv, seq.k_start + j0, nk, d, w.v.data(), dp);
-
-    gemm_tile(mi, nkp, d, w.q.data(), dp, w.kt.data(), kBlockN, w.s.data(), kBlockN, false);
-
-    const bool partial = !mask.block_unmasked(t.i0, t.i0 + mi, j0, j0 + nk);
-    for (int r = 0; r < mi; ++r) {
-      float* srow = w.s.data() + int64_t(r) * kBlockN;
-      if (p.softcap > 0.f) {
-        for (int c = 0; c < nk; ++c) srow[c] = core::score_transform(srow[c], p.scale, p.softcap);
-      } else {
-        scale_row(srow, nk, p.scale);
-      }
-      if (partial) {
-        const int64_t i = t.i0 + r;
-        for (int c = 0; c < nk; ++c)
-          if (!mask.allowed(i, j0 + c)) srow[c] = -INFINITY;
-      }
-      core::RowState& st = w.state[r];
-      const float factor = st.update_max(row_max(srow, nk));
-      float* orow = w.o.data() + int64_t(r) * dp;
-      if (st.m == -INFINITY) {
-        // Nothing visible yet in this row: P = 0 (exp(-inf - -inf) would be NaN).
-        std::fill(srow, srow + nk, 0.f);
-        continue;
-      }
-      if (factor != 1.f) scale_row(orow, dp, factor);
-      st.l += exp_sub_sum(srow, nk, st.m);
+    const float* kp = w.k.data();
+    int64_t ldk = dp;
+    if (k_in_place) {
+      kp = static_cast<const float*>(kv.row(seq.k_start + j0));
+      ldk = p.k_str.row;
+    } else {
+      load_rows(kv, seq.k_start + j0, nk, d, w.k.data(), dp);
     }
-    // O += P V over the nk real keys only (P's padding columns are never read).
-    gemm_tile(mi, dp, nk, w.s.data(), kBlockN, w.v.data(), dp, w.o.data(), dp, true);
+    const float* vp = w.v.data();
+    int64_t ldv = dp;
+    if (v_in_place) {
+      vp = static_cast<const float*>(vv.row(seq.k_start + j0));
+      ldv = p.v_str.row;
+    } else {
+      load_rows(vv, seq.k_start + j0, nk, d, w.v.data(), dp);
+    }
+
+    gemm_tile(nk, mip, d, kp, ldk, w.qt.data(), kBlockM, w.st.data(), kBlockM, false);
+
+    if (p.softcap > 0.f) {
+      for (int j = 0; j < nk; ++j)
+        for (int c = 0; c < mi; ++c) {
+          float& x = w.st[size_t(j) * kBlockM + c];
+          x = core::score_transform(x, p.scale, p.softcap);
+        }
+    }
+    if (!mask.block_unmasked(t.i0, t.i0 + mi, j0, j0 + nk)) {
+      // Partial block: key j is seen by one interval of the block's queries.
+      for (int j = 0; j < nk; ++j) {
+        int64_t lo = 0, hi = 0;
+        visible_queries(mask, j0 + j, t.i0, mi, &lo, &hi);
+        float* srow = w.st.data() + size_t(j) * kBlockM;
+        std::fill(srow, srow + lo, -INFINITY);
+        std::fill(srow + hi, srow + mi, -INFINITY);
+      }
+    }
+    softmax_update_cols(w.st.data(), kBlockM, nk, mip, softmax_scale, w.m.data(), w.l.data(),
+                        w.factor.data());
+    for (int r = 0; r < mi; ++r)
+      if (w.factor[r] != 1.f) scale_row(w.o.data() + int64_t(r) * dp, dp, w.factor[r]);
+    // O += P V with P read from P^T (nk x kBlockM) transposed, over the nk real keys only.
+    gemm_tile_at(mi, dp, nk, w.st.data(), kBlockM, vp, ldv, w.o.data(), dp, true);
   }
 
-  for (int r = 0; r < mi; ++r) scale_row(w.o.data() + int64_t(r) * dp, d, w.state[r].inv_sum());
+  for (int r = 0; r < mi; ++r) {
+    const core::RowState st{w.m[r], w.l[r]};
+    scale_row(w.o.data() + int64_t(r) * dp, d, st.inv_sum());
+  }
   store_rows(w.o.data(), dp, mi, d, static_cast<char*>(p.o), p.dtype, p.o_str, t.b,
              seq.q_start + t.i0, t.h);
   if (p.lse) {
-    for (int r = 0; r < mi; ++r)
-      p.lse[p.lse_offset(t.b, t.h, seq.q_start + t.i0 + r)] = w.state[r].lse();
+    for (int r = 0; r < mi; ++r) {
+      const core::RowState st{w.m[r], w.l[r]};
+      p.lse[p.lse_offset(t.b, t.h, seq.q_start + t.i0 + r)] = st.lse();
+    }
   }
 }
 
@@ -119,9 +149,9 @@ core::Status forward(const core::AttnParams& p) {
       for (int h = 0; h < p.heads_q; ++h) tasks.push_back({b, h, i0});
   }
   if (p.window_right < 0 && p.window_left < 0) {
-    // Unmasked: all blocks cost the same; keep the natural order for locality of K/V.
-    std::stable_sort(tasks.begin(), tasks.end(), [](const FwdTask& a, const FwdTask& c) {
-      return a.b != c.b ? a.b < c.b : a.i0 < c.i0;
+    // Unmasked: all blocks cost the same; consecutive tasks of one head reuse its K/V from L2.
+    std::sort(tasks.begin(), tasks.end(), [](const FwdTask& a, const FwdTask& c) {
+      return a.b != c.b ? a.b < c.b : a.h != c.h ? a.h < c.h : a.i0 < c.i0;
     });
   }
   const int threads = std::min<int64_t>(resolve_threads(p.num_threads), int64_t(tasks.size()));

@@ -3,14 +3,17 @@
 // fp32 patterns), the tile product micro-kernel (vs a double-precision loop) and the vector exp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "core/softmax.hpp"
 #include "common/test_util.hpp"
 #include "cpu/convert.hpp"
 #include "cpu/kernels.hpp"
+#include "cpu/mask_rows.hpp"
 
 namespace fa {
 namespace {
@@ -122,6 +125,97 @@ TEST(Kernels, TileProductMatchesDouble) {
             // Beyond N the row of C is untouched.
             for (int n = N; n < ldc; ++n) ASSERT_EQ(bits_of(fast[size_t(m * ldc + n)]), bits_of(C[size_t(m * ldc + n)]));
           }
+        }
+}
+
+TEST(Kernels, TransposedTileProductMatchesDouble) {
+  const uint64_t seed = test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int iter = 0;
+  for (int M : {1, 6, 11, 64})
+    for (int N : {16, 64, 96})
+      for (int K : {1, 9, 64}) {
+        const int lda = M + 5, ldb = N + 16, ldc = N;  // At is K x M
+        std::vector<float> At(size_t(K * lda)), B(size_t(K * ldb)), C(size_t(M * ldc));
+        test::fill_random(At, test::Dist::Normal, seed + 3 * iter);
+        test::fill_random(B, test::Dist::Normal, seed + 3 * iter + 1);
+        test::fill_random(C, test::Dist::Normal, seed + 3 * iter + 2);
+        ++iter;
+        std::vector<float> A(size_t(M * K));  // explicit transpose for the double check
+        for (int m = 0; m < M; ++m)
+          for (int k = 0; k < K; ++k) A[size_t(m * K + k)] = At[size_t(k * lda + m)];
+        std::vector<double> want(C.begin(), C.end());
+        naive_gemm(M, N, K, A, K, B, ldb, want, ldc);
+        std::vector<float> fast = C, portable = C;
+        cpu::gemm_tile_at(M, N, K, At.data(), lda, B.data(), ldb, fast.data(), ldc, true);
+        cpu::gemm_tile_at_portable(M, N, K, At.data(), lda, B.data(), ldb, portable.data(), ldc, true);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(fast[i], want[i], 1e-4) << M << "x" << N << "x" << K;
+          ASSERT_NEAR(portable[i], want[i], 1e-4) << M << "x" << N << "x" << K;
+        }
+      }
+}
+
+// The vectorised online-softmax step against RowState's scalar recurrence, including columns that
+// are fully masked in the first block and become visible in the second.
+TEST(Kernels, SoftmaxColumnsFollowRowState) {
+  const int nk = 37, ncols = 32, ld = 48;
+  std::vector<float> st(size_t(nk * ld));
+  std::vector<float> m(ncols, -INFINITY), l(ncols, 0.f), f(ncols), mp = m, lp = l, fp(ncols);
+  std::vector<core::RowState> rs(ncols);
+  const float scale = 0.3f;
+  for (int step = 0; step < 2; ++step) {
+    test::fill_random(st, test::Dist::HeavyTail, test::fresh_seed() + step);
+    for (int c = 0; c < ncols; c += 3)
+      for (int j = 0; j < nk; ++j)
+        if (step == 0 || j % 2) st[size_t(j * ld + c)] = -INFINITY;
+    std::vector<float> sp = st;
+    std::vector<double> want_sum(ncols, 0.0);
+    std::vector<float> factor_want(ncols);
+    for (int c = 0; c < ncols; ++c) {
+      float bm = -INFINITY;
+      for (int j = 0; j < nk; ++j) bm = std::max(bm, st[size_t(j * ld + c)] * scale);
+      factor_want[size_t(c)] = rs[size_t(c)].update_max(bm);
+    }
+    cpu::softmax_update_cols(st.data(), ld, nk, ncols, scale, m.data(), l.data(), f.data());
+    cpu::softmax_update_cols_portable(sp.data(), ld, nk, ncols, scale, mp.data(), lp.data(), fp.data());
+    for (int c = 0; c < ncols; ++c) {
+      for (int j = 0; j < nk; ++j) {
+        const float x = st[size_t(j * ld + c)];
+        ASSERT_FALSE(std::isnan(x));
+        ASSERT_NEAR(x, sp[size_t(j * ld + c)], 1e-6f);
+        rs[size_t(c)].l += x;
+      }
+      ASSERT_EQ(m[size_t(c)], rs[size_t(c)].m) << c;
+      ASSERT_NEAR(f[size_t(c)], factor_want[size_t(c)], 1e-6f) << c;
+      ASSERT_NEAR(l[size_t(c)], rs[size_t(c)].l, 1e-5f * std::max(1.f, rs[size_t(c)].l)) << c;
+      ASSERT_NEAR(lp[size_t(c)], l[size_t(c)], 1e-5f * std::max(1.f, l[size_t(c)])) << c;
+    }
+  }
+}
+
+TEST(Kernels, MaskIntervalsMatchAllowed) {
+  for (int64_t nq : {1, 5, 13})
+    for (int64_t nk : {1, 4, 13, 20})
+      for (int64_t left : {-1, 0, 2, 7})
+        for (int64_t right : {-1, 0, 3}) {
+          const core::Mask mask(nq, nk, left, right);
+          for (int64_t i0 = 0; i0 < nq; i0 += 3)
+            for (int64_t j0 = 0; j0 < nk; j0 += 4) {
+              const int64_t m = std::min<int64_t>(4, nq - i0), n = std::min<int64_t>(5, nk - j0);
+              for (int64_t i = i0; i < i0 + m; ++i) {
+                int64_t lo, hi;
+                cpu::visible_keys(mask, i, j0, n, &lo, &hi);
+                for (int64_t j = j0; j < j0 + n; ++j)
+                  ASSERT_EQ(mask.allowed(i, j), j - j0 >= lo && j - j0 < hi) << i << "," << j;
+              }
+              for (int64_t j = j0; j < j0 + n; ++j) {
+                int64_t lo, hi;
+                cpu::visible_queries(mask, j, i0, m, &lo, &hi);
+                for (int64_t i = i0; i < i0 + m; ++i)
+                  ASSERT_EQ(mask.allowed(i, j), i - i0 >= lo && i - i0 < hi) << i << "," << j;
+              }
+            }
         }
 }
 
