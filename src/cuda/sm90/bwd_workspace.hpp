@@ -1,0 +1,63 @@
+// Scratch memory of the sm90 (FA3) backward, shared by its three kernels and the host.
+//
+// Per query head, rows are stored in a "padded" row space: sequence b's rows start at a multiple
+// of kRowPad (one query block) and own round_up(q_len, kRowPad) rows. Padding keeps every query
+// block's LSE/D slice 256-byte aligned (the main kernel fetches them with cp.async.bulk, which
+// needs 16-byte aligned, whole-block transfers) and gives rows past a sequence's end defined
+// values (LSE = +inf, D = 0, so P = 0 there) without per-element bounds checks in the main loop.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/params.hpp"
+
+namespace fa::cuda::sm90_bwd {
+
+constexpr int kRowPad = 64;  // = the main kernel's kBlockM for every head dim
+
+FA_HD int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// First padded row of sequence b (its q_start is the global row in the varlen form).
+FA_HD int64_t padded_row_start(const core::AttnParams& p, int b, int64_t q_start) {
+  if (p.varlen) return (q_start + int64_t(b) * kRowPad) / kRowPad * kRowPad;
+  return int64_t(b) * round_up(p.seqlen_q, kRowPad);
+}
+
+// Rows of the padded space per head: an upper bound that needs no device data (varlen).
+inline int64_t padded_rows(const core::AttnParams& p) {
+  if (p.varlen) return (p.total_q + int64_t(p.batch) * kRowPad) / kRowPad * kRowPad + kRowPad;
+  return int64_t(p.batch) * round_up(p.seqlen_q, kRowPad);
+}
+
+struct BwdWorkspace {
+  int64_t rows_pad = 0;
+  float* dq_acc = nullptr;    // [Hq][rows_pad][head_dim] fp32 dQ accumulator (softmax scale not applied)
+  float* lse_log2 = nullptr;  // [Hq][rows_pad] LSE * log2(e); +inf for empty rows and padding
+  float* dpsum = nullptr;     // [Hq][rows_pad] D = rowsum(dO * O); 0 on padding
+  int* dq_turn = nullptr;     // [Hq][rows_pad / kRowPad] deterministic mode: next key block to add
+};
+
+inline size_t workspace_bytes(const core::AttnParams& p) {
+  const int64_t rows = padded_rows(p);
+  const int64_t hq = p.heads_q;
+  // Every part is a multiple of 256 bytes (rows is a multiple of 64), so each stays aligned.
+  return size_t(hq * rows * (p.head_dim + 2) * 4 + round_up(hq * (rows / kRowPad) * 4, 256));
+}
+
+inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {
+  BwdWorkspace w;
+  w.rows_pad = padded_rows(p);
+  const int64_t hq = p.heads_q;
+  char* c = static_cast<char*>(base);
+  w.dq_acc = reinterpret_cast<float*>(c);
+  c += hq * w.rows_pad * p.head_dim * 4;
+  w.lse_log2 = reinterpret_cast<float*>(c);
+  c += hq * w.rows_pad * 4;
+  w.dpsum = reinterpret_cast<float*>(c);
+  c += hq * w.rows_pad * 4;
+  w.dq_turn = reinterpret_cast<int*>(c);
+  return w;
+}
+
+}  // namespace fa::cuda::sm90_bwd

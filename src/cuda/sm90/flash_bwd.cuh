@@ -1,0 +1,116 @@
+// Host launcher of the sm90a FlashAttention-3 backward (family "bwd", arch sm90, algo FA3):
+//   1. bwd_preprocess   D = rowsum(dO * O), LSE*log2e, dQ accumulator and turn counters zeroed
+//   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
+//                       flash_bwd_kernel.cuh
+//   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype
+// The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
+// __grid_constant__ parameters.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "core/params.hpp"
+#include "core/status.hpp"
+#include "cuda/dispatch.hpp"
+#include "cuda/sm90/bwd_prepost.cuh"
+#include "cuda/sm90/bwd_workspace.hpp"
+#include "cuda/sm90/flash_bwd_kernel.cuh"
+
+namespace fa::cuda {
+
+namespace sm90_bwd {
+
+// TMA needs 16-byte aligned base addresses and strides; the epilogue's paired stores need 4-byte
+// alignment. A size-1 dimension's stride is never used, so it is replaced by a harmless one.
+inline bool tma_compatible(const void* ptr, const core::Strides& s) {
+  return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && s.row % 8 == 0 && s.head % 8 == 0 &&
+         s.batch % 8 == 0;
+}
+
+inline core::Strides sanitized(core::Strides s, int64_t rows, int heads, int batch, bool varlen) {
+  if (heads == 1) s.head = s.row * rows;
+  if (batch == 1 || varlen) s.batch = s.head * heads;
+  if (rows == 1) s.row = 8;
+  return s;
+}
+
+template <class Cfg>
+auto make_tma(const void* ptr, const core::Strides& s, int rows, int heads, int batch) {
+  using T = typename Cfg::T;
+  auto g = make_tensor(make_gmem_ptr(static_cast<T const*>(ptr)),
+                       make_shape(int32_t(rows), int32_t(Cfg::kHeadDim), int32_t(heads), int32_t(batch)),
+                       make_stride(int64_t(s.row), _1{}, int64_t(s.head), int64_t(s.batch)));
+  return g;
+}
+
+}  // namespace sm90_bwd
+
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
+core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
+  using namespace sm90_bwd;
+  using Cfg = BwdConfig<Element, kHeadDim>;
+
+  const bool varlen = p.varlen;
+  const int rows_q = int(varlen ? p.total_q : p.seqlen_q);
+  const int rows_k = int(varlen ? p.total_k : p.seqlen_k);
+  const int batch_g = varlen ? 1 : p.batch;
+  const core::Strides q_str = sanitized(p.q_str, rows_q, p.heads_q, batch_g, varlen);
+  const core::Strides do_str = sanitized(p.do_str, rows_q, p.heads_q, batch_g, varlen);
+  const core::Strides k_str = sanitized(p.k_str, rows_k, p.heads_kv, batch_g, varlen);
+  const core::Strides v_str = sanitized(p.v_str, rows_k, p.heads_kv, batch_g, varlen);
+  if (!tma_compatible(p.q, q_str) || !tma_compatible(p.dout, do_str) ||
+      !tma_compatible(p.k, k_str) || !tma_compatible(p.v, v_str))
+    return core::unsupported(
+        "the sm90 backward needs 16-byte aligned q/k/v/dout with strides that are multiples of 8 "
+        "elements (TMA); use algo=fa2 for this layout");
+  auto aligned4 = [](const void* ptr, const core::Strides& s) {
+    return reinterpret_cast<uintptr_t>(ptr) % 4 == 0 && s.row % 2 == 0 && s.head % 2 == 0 &&
+           s.batch % 2 == 0;
+  };
+  if (!aligned4(p.dk, p.dk_str) || !aligned4(p.dv, p.dv_str))
+    return core::unsupported("the sm90 backward needs 4-byte aligned dk/dv rows; use algo=fa2");
+
+  const BwdWorkspace ws = carve_workspace(p, ws_ptr);
+  const int m_blocks = int((p.seqlen_q + kRowPad - 1) / kRowPad);
+  const dim3 grid_rows(m_blocks, p.heads_q, p.batch);
+  if (m_blocks > 0)
+    bwd_preprocess<Element, kHeadDim><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+  FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
+
+  const int n_blocks = int((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
+  if (n_blocks > 0 && m_blocks > 0) {
+    BwdParams<Cfg> prm;
+    prm.p = p;
+    prm.ws = ws;
+    auto sQ1 = take<0, 2>(typename Cfg::SmemLayoutQ{});
+    auto tile_q = Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{};
+    auto tile_k = Shape<Int<Cfg::kBlockN>, Int<kHeadDim>>{};
+    prm.tma_q = make_tma_copy(SM90_TMA_LOAD{}, make_tma<Cfg>(p.q, q_str, rows_q, p.heads_q, batch_g),
+                              sQ1, tile_q, _1{});
+    prm.tma_do = make_tma_copy(SM90_TMA_LOAD{},
+                               make_tma<Cfg>(p.dout, do_str, rows_q, p.heads_q, batch_g), sQ1,
+                               tile_q, _1{});
+    prm.tma_k = make_tma_copy(SM90_TMA_LOAD{}, make_tma<Cfg>(p.k, k_str, rows_k, p.heads_kv, batch_g),
+                              typename Cfg::SmemLayoutK{}, tile_k, _1{});
+    prm.tma_v = make_tma_copy(SM90_TMA_LOAD{}, make_tma<Cfg>(p.v, v_str, rows_k, p.heads_kv, batch_g),
+                              typename Cfg::SmemLayoutV{}, tile_k, _1{});
+    prm.scale_log2 = p.scale * core::kLog2e;
+    prm.cap_inv = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
+    prm.cap_log2 = p.softcap * core::kLog2e;
+
+    auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;
+    const int smem = int(sizeof(typename Cfg::SharedStorage));
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return {FA_ERROR_CUDA, std::string("sm90 backward: ") + cudaGetErrorString(e)};
+    kernel<<<dim3(n_blocks, p.heads_kv, p.batch), Cfg::kThreads, smem, stream>>>(prm);
+    FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
+  }
+
+  if (m_blocks > 0)
+    bwd_convert_dq<Element, kHeadDim><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+  return check_launch("sm90 backward dq convert");
+}
+
+}  // namespace fa::cuda

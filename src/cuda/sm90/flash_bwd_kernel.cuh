@@ -1,0 +1,482 @@
+// FlashAttention-3 backward main kernel for Hopper (sm90a): TMA + WGMMA, warp specialised.
+//
+// One CTA owns kBlockN keys of one KV head (grid: key block x KV head x sequence) and keeps their
+// dK and dV in registers (fp32) while it walks every (query head of the GQA group, query block)
+// that sees those keys. Roles:
+//   producer warpgroup (1 thread issues): K and V once (TMA), then per step Q and dO tiles (TMA)
+//     and their LSE*log2e and D slices (cp.async.bulk) into a kStages-deep ring of smem stages.
+//   consumer warpgroups (kConsumerWGs x 128 threads, WG w owns keys [64w, 64w + 64)):
+//     S^T  = K Q^T,  dP^T = V dO^T           (WGMMA SS, 64 keys x kBlockM queries per WG)
+//     P^T  = exp2(S^T * scale*log2e - LSE*log2e), dS^T = P^T * (dP^T - D) [* softcap grad]
+//     dV  += P^T dO,  dK += dS^T Q           (WGMMA RS: P^T and dS^T stay in registers as the A
+//                                             operand; dO and Q are read through transposed
+//                                             (MN-major) views of the same smem tiles)
+//     dS^T -> smem, then dQ_blk = dS K       (WGMMA SS, dQ columns split between the WGs; the A
+//                                             operand is the transposed view of the dS^T tile)
+//     dQ_blk is added to the fp32 accumulator in global memory with red.global.add.v2.f32.
+// We work on S^T rather than S ("swap AB") so that the accumulators of S^T/dP^T have keys as rows:
+// exactly the A-operand register layout of the dV/dK products, which then need no smem round trip.
+//
+// Synchronisation: per stage a "Q full" and a "dO full" transaction barrier (producer arms them
+// with the byte count, TMA completes them) and an "empty" barrier that all consumer threads
+// arrive on once their WGMMAs reading that stage have retired. dS^T is double buffered in smem;
+// the consumers meet at one named barrier per step between writing dS^T and the dQ product (the
+// other WG reads our half), and double buffering makes that one barrier enough for the reuse too.
+// Deterministic mode: before adding its dQ block, a CTA waits until the per-(head, query block)
+// turn counter equals its rank among the key blocks that see that query block, then bumps it.
+// Registers: setmaxnreg gives the consumers 240 and the producer 24 of the 65536.
+#pragma once
+
+#include <cuda_runtime.h>
+
+// cute/tensor.hpp first: the atom headers rely on its declarations.
+#include <cute/tensor.hpp>
+#include <cute/arch/cluster_sm90.hpp>
+#include <cute/arch/copy_sm90_tma.hpp>
+#include <cute/arch/mma_sm90.hpp>
+#include <cute/atom/copy_atom.hpp>
+#include <cute/atom/copy_traits_sm90_tma.hpp>
+#include <cute/atom/mma_atom.hpp>
+#include <cute/atom/mma_traits_sm90_gmma.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
+#include <cutlass/numeric_types.h>
+
+#include "core/mask.hpp"
+#include "core/params.hpp"
+#include "core/softmax.hpp"
+#include "cuda/sm90/bwd_workspace.hpp"
+
+namespace fa::cuda::sm90_bwd {
+
+using namespace cute;
+
+// K-major smem atom (8 rows x W elements, W*2 bytes swizzled) for the widest W in {64, 32, 16}
+// dividing `width`: an MN-major (transposed) view then splits at atom boundaries only.
+template <typename T, int width>
+using KMajorAtom = std::conditional_t<
+    width % 64 == 0, GMMA::Layout_K_SW128_Atom<T>,
+    std::conditional_t<width % 32 == 0, GMMA::Layout_K_SW64_Atom<T>, GMMA::Layout_K_SW32_Atom<T>>>;
+
+template <typename Element, int kHeadDim_>
+struct BwdConfig {
+  using T = Element;
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kConsumerWGs = 2;
+  static constexpr int kBlockM = kRowPad;            // 64 queries per step: the N of S^T
+  static constexpr int kBlockN = 64 * kConsumerWGs;  // keys per CTA: one wgmma M (64) per WG
+  static constexpr int kStages = 2;                  // Q/dO ring depth
+  static constexpr int kConsumerThreads = 128 * kConsumerWGs;
+  static constexpr int kThreads = kConsumerThreads + 128;  // + the producer warpgroup
+  static constexpr int kConsumerRegs = 240;          // 2 x 128 x 240 + 128 x 24 <= 65536
+  static constexpr int kProducerRegs = 24;
+  static_assert(kHeadDim % 32 == 0 && kHeadDim <= 128, "tile table covers head dims 64, 96, 128");
+
+  using D = Int<kHeadDim>;
+  using BM = Int<kBlockM>;
+  using BN = Int<kBlockN>;
+  using ST = Int<kStages>;
+
+  // Q and dO: (kBlockM, D, stages), head dim contiguous. Read K-major by S^T/dP^T and MN-major
+  // (transposed view) by dK/dV.
+  using SmemLayoutQ = decltype(tile_to_shape(KMajorAtom<T, kHeadDim>{}, Shape<BM, D, ST>{}));
+  using SmemLayoutQt = decltype(composition(
+      SmemLayoutQ{}, make_layout(Shape<D, BM, ST>{}, Stride<BM, _1, Int<kBlockM * kHeadDim>>{})));
+  // K: K-major A of S^T, MN-major B of dQ whose N (head dim) is split over the consumer WGs, so
+  // the atom width must divide kHeadDim / kConsumerWGs.
+  using SmemLayoutK =
+      decltype(tile_to_shape(KMajorAtom<T, kHeadDim / kConsumerWGs>{}, Shape<BN, D>{}));
+  using SmemLayoutKt =
+      decltype(composition(SmemLayoutK{}, make_layout(Shape<D, BN>{}, Stride<BN, _1>{})));
+  using SmemLayoutV = decltype(tile_to_shape(KMajorAtom<T, kHeadDim>{}, Shape<BN, D>{}));
+  // dS^T: (kBlockN, kBlockM, 2 buffers), queries contiguous (the accumulator holds query pairs).
+  // dQ reads it as dS (kBlockM, kBlockN), M-major.
+  using SmemLayoutdSt = decltype(tile_to_shape(KMajorAtom<T, kBlockM>{}, Shape<BN, BM, _2>{}));
+  using SmemLayoutdS = decltype(composition(
+      SmemLayoutdSt{}, make_layout(Shape<BM, BN, _2>{}, Stride<BN, _1, Int<kBlockM * kBlockN>>{})));
+
+  using MmaSdP = decltype(make_tiled_mma(
+      SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, BM, D>, GMMA::Major::K, GMMA::Major::K>(),
+      Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}));
+  using MmadKV = decltype(make_tiled_mma(
+      SM90::GMMA::rs_op_selector<T, T, float, Shape<_64, D, BM>, GMMA::Major::K, GMMA::Major::MN>(),
+      Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}));
+  using MmadQ = decltype(make_tiled_mma(
+      SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kHeadDim / kConsumerWGs>, BN>,
+                                 GMMA::Major::MN, GMMA::Major::MN>(),
+      Layout<Shape<_1, Int<kConsumerWGs>, _1>>{}));
+
+  // Global tensors as TMA sees them: (rows, head dim, heads, batch); varlen: rows are global and
+  // batch is 1.
+  using ShapeG = Shape<int32_t, int32_t, int32_t, int32_t>;
+  using StrideG = Stride<int64_t, _1, int64_t, int64_t>;
+  using GTensor = decltype(make_tensor(make_gmem_ptr(static_cast<T const*>(nullptr)), ShapeG{}, StrideG{}));
+  using TmaQ = decltype(make_tma_copy(SM90_TMA_LOAD{}, GTensor{}, take<0, 2>(SmemLayoutQ{}),
+                                      Shape<BM, D>{}, _1{}));
+  using TmaK = decltype(make_tma_copy(SM90_TMA_LOAD{}, GTensor{}, SmemLayoutK{}, Shape<BN, D>{}, _1{}));
+  using TmaV = decltype(make_tma_copy(SM90_TMA_LOAD{}, GTensor{}, SmemLayoutV{}, Shape<BN, D>{}, _1{}));
+
+  static constexpr uint32_t kBytesQ = kBlockM * kHeadDim * sizeof(T);
+  static constexpr uint32_t kBytesRow = kBlockM * sizeof(float);  // one LSE or D slice
+  static constexpr uint32_t kBytesKV = 2 * kBlockN * kHeadDim * sizeof(T);
+
+  struct SharedStorage {
+    array_aligned<T, cosize_v<SmemLayoutK>, 1024> k;
+    array_aligned<T, cosize_v<SmemLayoutV>, 1024> v;
+    array_aligned<T, cosize_v<SmemLayoutQ>, 1024> q;
+    array_aligned<T, cosize_v<SmemLayoutQ>, 1024> dout;
+    array_aligned<T, cosize_v<SmemLayoutdSt>, 1024> ds;
+    alignas(16) float lse[kStages][kBlockM];
+    alignas(16) float dpsum[kStages][kBlockM];
+    uint64_t bar_kv;
+    uint64_t bar_q[kStages];
+    uint64_t bar_do[kStages];
+    uint64_t bar_empty[kStages];
+  };
+};
+
+template <class Cfg>
+struct BwdParams {
+  core::AttnParams p;
+  BwdWorkspace ws;
+  typename Cfg::TmaQ tma_q;
+  typename Cfg::TmaQ tma_do;
+  typename Cfg::TmaK tma_k;
+  typename Cfg::TmaV tma_v;
+  float scale_log2;   // softmax scale * log2(e)
+  float cap_inv;      // softmax scale / softcap (softcap on)
+  float cap_log2;     // softcap * log2(e)
+};
+
+// Query blocks [first, last) with a row that sees a key of [n0, n1) (n1 clipped to k_len). The
+// inverse of Mask::key_range: both come from the same two band inequalities, which keeps the
+// deterministic mode's turn numbering consistent with the blocks each CTA really visits.
+FA_HD void query_block_range(const core::Mask& m, int64_t n0, int64_t n1, int block_m, int* first,
+                             int* last) {
+  const int64_t shift = m.k_len - m.q_len;  // diag(i) = i + shift
+  int64_t lo = 0, hi = m.q_len;
+  if (m.right >= 0) lo = max(lo, n0 - shift - m.right);
+  if (m.left >= 0) hi = min(hi, n1 - 1 - shift + m.left + 1);
+  *first = int(lo / block_m);
+  *last = hi > lo ? int((hi + block_m - 1) / block_m) : *first;
+}
+
+// Accumulator layout ((2,2,N/8), M, N) of a wgmma C fragment, viewed as the A-operand register
+// layout ((2,2,2), M, (N/16, N)) of a following RS wgmma with K = N (16-bit A).
+template <class Layout>
+__device__ auto acc_as_a_operand(Layout acc) {
+  auto l = logical_divide(layout<0, 2>(acc), Shape<_2>{});  // ((2, N/16))
+  return make_layout(make_layout(layout<0, 0>(acc), layout<0, 1>(acc), layout<0, 0>(l)),
+                     layout<1>(acc), coalesce(make_layout(layout<0, 1>(l), layout<2>(acc))));
+}
+
+// Issues one warpgroup GEMM (all k-blocks) as one wgmma batch; the caller waits with
+// warpgroup_wait<N>. kZeroInit: C = A B instead of C += A B.
+template <bool kZeroInit, class Mma, class TA, class TB, class TC>
+__device__ void wgmma_batch(Mma& mma, TA const& a, TB const& b, TC& c) {
+  // RS form: A is a register tensor of the element type (SS: a tensor of smem descriptors).
+  constexpr bool kRegA = std::is_same_v<typename TA::value_type, typename Mma::ValTypeA>;
+  if constexpr (kRegA) warpgroup_fence_operand(const_cast<TA&>(a));
+  warpgroup_fence_operand(c);
+  warpgroup_arrive();
+  if constexpr (kZeroInit) mma.accumulate_ = GMMA::ScaleOut::Zero;
+  CUTE_UNROLL
+  for (int k = 0; k < size<2>(a); ++k) {
+    cute::gemm(mma, a(_, _, k), b(_, _, k), c);
+    mma.accumulate_ = GMMA::ScaleOut::One;
+  }
+  warpgroup_commit_batch();
+  warpgroup_fence_operand(c);
+  if constexpr (kRegA) warpgroup_fence_operand(const_cast<TA&>(a));
+}
+
+// Named barrier among the consumer warpgroups only (id 0 is __syncthreads).
+__device__ __forceinline__ void consumer_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void red_add_v2(float* addr, float a, float b) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(a), "f"(b) : "memory");
+}
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+template <typename T>
+__device__ __forceinline__ void store_pair(T* dst, float a, float b) {
+  // Two adjacent head-dim elements in one 32-bit store (the launcher checked 4-byte alignment).
+  union {
+    T h[2];
+    uint32_t u;
+  } pack;
+  pack.h[0] = T(a);
+  pack.h[1] = T(b);
+  *reinterpret_cast<uint32_t*>(dst) = pack.u;
+}
+
+enum class BarrierId : int { DsWritten = 1, DqTurn = 2 };
+
+template <class Cfg, bool kMasked, bool kSoftcap>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
+  using T = typename Cfg::T;
+  constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kHeadDim = Cfg::kHeadDim;
+  constexpr int kStages = Cfg::kStages, kConsumerThreads = Cfg::kConsumerThreads;
+  using SharedStorage = typename Cfg::SharedStorage;
+
+  extern __shared__ __align__(1024) char smem_raw[];
+  SharedStorage& ss = *reinterpret_cast<SharedStorage*>(smem_raw);
+  const core::AttnParams& p = prm.p;
+
+  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const core::SeqInfo seq = core::seq_info(p, b);
+  const int64_t n0 = int64_t(n_block) * kBlockN;
+  if (n0 >= seq.k_len) return;  // varlen: this sequence has fewer key blocks than the grid
+  const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1,
+                        kMasked ? p.window_right : -1);
+  const int64_t n1 = min(n0 + kBlockN, seq.k_len);
+  int m_first = 0, m_last = 0;
+  query_block_range(mask, n0, n1, kBlockM, &m_first, &m_last);
+  const int m_count = m_last - m_first;
+  const int group = p.group_size();
+  const int n_steps = m_count * group;  // (query head of the group) x (query block)
+  const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
+  const int b_tma = p.varlen ? 0 : b;
+
+  if (threadIdx.x == 0) {
+    cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_kv, 1);
+    for (int s = 0; s < kStages; ++s) {
+      cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_q[s], 1);
+      cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_do[s], 1);
+      cutlass::arch::ClusterBarrier::init(&ss.bar_empty[s], kConsumerThreads);
+    }
+    cutlass::arch::fence_barrier_init();
+  }
+  __syncthreads();
+
+  Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), typename Cfg::SmemLayoutQ{});
+  Tensor sdO = make_tensor(make_smem_ptr(ss.dout.data()), typename Cfg::SmemLayoutQ{});
+  Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), typename Cfg::SmemLayoutK{});
+  Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), typename Cfg::SmemLayoutV{});
+
+  if (threadIdx.x < 128) {
+    // ---------------- producer ----------------
+    cutlass::arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+    if (threadIdx.x != 0 || n_steps == 0) return;
+    prefetch_tma_descriptor(prm.tma_q.get_tma_descriptor());
+    prefetch_tma_descriptor(prm.tma_do.get_tma_descriptor());
+    prefetch_tma_descriptor(prm.tma_k.get_tma_descriptor());
+    prefetch_tma_descriptor(prm.tma_v.get_tma_descriptor());
+    const int rows_q = p.varlen ? int(p.total_q) : int(p.seqlen_q);
+    const int rows_k = p.varlen ? int(p.total_k) : int(p.seqlen_k);
+    const int batch_g = p.varlen ? 1 : p.batch;
+    Tensor mQ = prm.tma_q.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
+    Tensor mdO = prm.tma_do.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
+    Tensor mK = prm.tma_k.get_tma_tensor(make_shape(rows_k, kHeadDim, p.heads_kv, batch_g));
+    Tensor mV = prm.tma_v.get_tma_tensor(make_shape(rows_k, kHeadDim, p.heads_kv, batch_g));
+
+    {  // K and V of this CTA, once.
+      auto tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
+      Tensor gK = local_tile(domain_offset(make_coord(int(seq.k_start), _0{}), mK(_, _, hk, b_tma)),
+                             tile, make_coord(n_block, _0{}));
+      Tensor gV = local_tile(domain_offset(make_coord(int(seq.k_start), _0{}), mV(_, _, hk, b_tma)),
+                             tile, make_coord(n_block, _0{}));
+      auto [tKgK, tKsK] = tma_partition(prm.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK),
+                                        group_modes<0, 2>(gK));
+      auto [tVgV, tVsV] = tma_partition(prm.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV),
+                                        group_modes<0, 2>(gV));
+      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_kv, Cfg::kBytesKV);
+      copy(prm.tma_k.with(ss.bar_kv), tKgK, tKsK);
+      copy(prm.tma_v.with(ss.bar_kv), tVgV, tVsV);
+    }
+
+    int stage = 0, phase = 0;
+    for (int step = 0; step < n_steps; ++step) {
+      const int h = hk * group + step / m_count;
+      const int m = m_first + step % m_count;
+      auto tile = Shape<Int<kBlockM>, Int<kHeadDim>>{};
+      Tensor gQ = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mQ(_, _, h, b_tma)),
+                             tile, make_coord(m, _0{}));
+      Tensor gdO = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mdO(_, _, h, b_tma)),
+                              tile, make_coord(m, _0{}));
+      auto [tQgQ, tQsQ] = tma_partition(prm.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                        group_modes<0, 2>(gQ));
+      auto [tdOgdO, tdOsdO] = tma_partition(prm.tma_do, _0{}, Layout<_1>{}, group_modes<0, 2>(sdO),
+                                            group_modes<0, 2>(gdO));
+      const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
+
+      // Parity phase^1: the first pass through the ring finds every stage free.
+      cutlass::arch::ClusterBarrier::wait(&ss.bar_empty[stage], phase ^ 1);
+      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_q[stage],
+                                                                     Cfg::kBytesQ + Cfg::kBytesRow);
+      copy(prm.tma_q.with(ss.bar_q[stage]), tQgQ, tQsQ(_, stage));
+      SM90_BULK_COPY_G2S::copy(prm.ws.lse_log2 + prow, &ss.bar_q[stage], ss.lse[stage], Cfg::kBytesRow);
+      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_do[stage],
+                                                                     Cfg::kBytesQ + Cfg::kBytesRow);
+      copy(prm.tma_do.with(ss.bar_do[stage]), tdOgdO, tdOsdO(_, stage));
+      SM90_BULK_COPY_G2S::copy(prm.ws.dpsum + prow, &ss.bar_do[stage], ss.dpsum[stage], Cfg::kBytesRow);
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    return;
+  }
+
+  // ---------------- consumers ----------------
+  cutlass::arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+  const int tid = threadIdx.x - 128;
+
+  Tensor sQt = make_tensor(make_smem_ptr(ss.q.data()), typename Cfg::SmemLayoutQt{});
+  Tensor sdOt = make_tensor(make_smem_ptr(ss.dout.data()), typename Cfg::SmemLayoutQt{});
+  Tensor sKt = make_tensor(make_smem_ptr(ss.k.data()), typename Cfg::SmemLayoutKt{});
+  Tensor sdSt = make_tensor(make_smem_ptr(ss.ds.data()), typename Cfg::SmemLayoutdSt{});
+  Tensor sdS = make_tensor(make_smem_ptr(ss.ds.data()), typename Cfg::SmemLayoutdS{});
+
+  typename Cfg::MmaSdP mma_sdp;
+  typename Cfg::MmadKV mma_dkv;
+  typename Cfg::MmadQ mma_dq;
+  auto thr_sdp = mma_sdp.get_thread_slice(tid);
+  auto thr_dkv = mma_dkv.get_thread_slice(tid);
+  auto thr_dq = mma_dq.get_thread_slice(tid);
+
+  Tensor tSrK = thr_sdp.partition_fragment_A(sK);     // (MMA, MMA_M, MMA_K)
+  Tensor tSrQ = thr_sdp.partition_fragment_B(sQ);     // (MMA, MMA_N, MMA_K, stages)
+  Tensor tdPrV = thr_sdp.partition_fragment_A(sV);
+  Tensor tdPrdO = thr_sdp.partition_fragment_B(sdO);
+  Tensor tdVrdO = thr_dkv.partition_fragment_B(sdOt);  // (MMA, MMA_N, MMA_K, stages)
+  Tensor tdKrQ = thr_dkv.partition_fragment_B(sQt);
+  Tensor tdQrdS = thr_dq.partition_fragment_A(sdS);   // (MMA, MMA_M, MMA_K, buffers)
+  Tensor tdQrK = thr_dq.partition_fragment_B(sKt);
+
+  Tensor tdVrdV = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
+  Tensor tdKrdK = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
+  clear(tdVrdV);
+  clear(tdKrdK);
+
+  // Element coordinates of the accumulators: S^T is (key, query), dQ is (query, head dim).
+  Tensor tScS = thr_sdp.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kBlockM>>{}));
+  Tensor tdQcdQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+
+  auto copy_ds = make_tiled_copy_C(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, T>{}, mma_sdp);
+  auto thr_copy_ds = copy_ds.get_thread_slice(tid);
+  Tensor tdSsdS = thr_copy_ds.partition_D(sdSt);  // (CPY, CPY_M, CPY_N, buffers)
+
+  if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
+
+  int stage = 0, phase = 0;
+  for (int step = 0; step < n_steps; ++step) {
+    const int h = hk * group + step / m_count;
+    const int m = m_first + step % m_count;
+    const int buf = step & 1;
+    const int64_t i0 = int64_t(m) * kBlockM;
+    const bool need_mask =
+        !mask.block_unmasked(i0, min(i0 + kBlockM, seq.q_len), n0, n0 + kBlockN);
+
+    Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+    Tensor tdPrdP = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+    cutlass::arch::ClusterBarrier::wait(&ss.bar_q[stage], phase);
+    wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, stage), tSrS);
+    cutlass::arch::ClusterBarrier::wait(&ss.bar_do[stage], phase);
+    wgmma_batch<true>(mma_sdp, tdPrV, tdPrdO(_, _, _, stage), tdPrdP);
+    warpgroup_wait<0>();
+
+    // P^T and dS^T, element-wise; masked entries get P = 0 (hence dS = 0).
+    const float* lse = ss.lse[stage];
+    const float* dpsum = ss.dpsum[stage];
+    CUTE_UNROLL
+    for (int i = 0; i < size(tSrS); ++i) {
+      const int kj = get<0>(tScS(i)), qi = get<1>(tScS(i));
+      float x, grad = 1.f;
+      if constexpr (kSoftcap) {
+        const float t = tanhf(tSrS(i) * prm.cap_inv);
+        x = t * prm.cap_log2;
+        grad = 1.f - t * t;  // d(softcap*tanh(u))/du, the softmax scale is applied at the end
+      } else {
+        x = tSrS(i) * prm.scale_log2;
+      }
+      if (need_mask && !mask.allowed(i0 + qi, n0 + kj)) x = -INFINITY;
+      const float pr = exp2f(x - lse[qi]);
+      tSrS(i) = pr;
+      tdPrdP(i) = pr * (tdPrdP(i) - dpsum[qi]) * grad;
+    }
+    Tensor rP = make_tensor<T>(tSrS.layout());
+    Tensor rdS = make_tensor<T>(tdPrdP.layout());
+    CUTE_UNROLL
+    for (int i = 0; i < size(tSrS); ++i) {
+      rP(i) = T(tSrS(i));
+      rdS(i) = T(tdPrdP(i));
+    }
+
+    // dV += P^T dO, dK += dS^T Q with the A operands straight from registers.
+    Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
+    Tensor tdKrdS = make_tensor(rdS.data(), acc_as_a_operand(tdPrdP.layout()));
+    wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
+    wgmma_batch<false>(mma_dkv, tdKrdS, tdKrQ(_, _, _, stage), tdKrdK);
+
+    // dS^T to smem for dQ (both WGs read both halves). The fence makes the generic-proxy stores
+    // visible to the async proxy (wgmma reads smem through it).
+    copy(copy_ds, thr_copy_ds.retile_S(rdS), tdSsdS(_, _, _, buf));
+    cutlass::arch::fence_view_async_shared();
+    consumer_sync(int(BarrierId::DsWritten), kConsumerThreads);
+
+    Tensor tdQrdQ = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+    wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
+    warpgroup_wait<0>();
+    // Every wgmma reading this stage's Q/dO has retired: hand the stage back to the producer.
+    cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
+
+    // dQ_blk into the fp32 accumulator. Adjacent accumulator elements are adjacent columns.
+    const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + i0;
+    float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
+    int* turn = prm.ws.dq_turn + prow / kRowPad;
+    int my_turn = 0;
+    if (p.deterministic) {
+      int64_t k_first = 0, k_last = 0;
+      mask.key_range(i0, min(i0 + kBlockM, seq.q_len), &k_first, &k_last);
+      my_turn = n_block - int(k_first / kBlockN);
+      if (tid == 0)
+        while (load_acquire(turn) != my_turn) __nanosleep(32);
+      consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
+    }
+    CUTE_UNROLL
+    for (int i = 0; i < size(tdQrdQ); i += 2) {
+      const int r = get<0>(tdQcdQ(i)), c = get<1>(tdQcdQ(i));
+      if (i0 + r < seq.q_len) red_add_v2(dq_blk + r * kHeadDim + c, tdQrdQ(i), tdQrdQ(i + 1));
+    }
+    if (p.deterministic) {
+      __threadfence();
+      consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
+      if (tid == 0) store_release(turn, my_turn + 1);
+    }
+
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+
+  // Epilogue: dK (times the softmax scale, which dS^T left out) and dV of the valid keys.
+  Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  T* dk = static_cast<T*>(p.dk);
+  T* dv = static_cast<T*>(p.dv);
+  CUTE_UNROLL
+  for (int i = 0; i < size(tdKrdK); i += 2) {
+    const int kj = get<0>(tdKVc(i)), c = get<1>(tdKVc(i));
+    const int64_t key = n0 + kj;
+    if (key < seq.k_len) {
+      store_pair(dk + p.dk_str.offset(b, seq.k_start + key, hk) + c, tdKrdK(i) * p.scale,
+                 tdKrdK(i + 1) * p.scale);
+      store_pair(dv + p.dv_str.offset(b, seq.k_start + key, hk) + c, tdVrdV(i), tdVrdV(i + 1));
+    }
+  }
+}
+
+}  // namespace fa::cuda::sm90_bwd
