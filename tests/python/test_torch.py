@@ -136,3 +136,20 @@ def test_opcheck_custom_ops():
     qv, kv, vv = (x.detach()[0].clone().requires_grad_() for x in (q, k, v))
     torch.library.opcheck(torch.ops.flashattn.varlen_fwd.default, (qv, kv, vv, cu, cuk, 5, 6, 0.0, False, -1, -1,
                                                                     0.0, False))
+
+
+def test_torch_compile_fullgraph_traces_the_ops():
+    # aot_eager runs the fake kernels and the autograd registration through dynamo/AOTAutograd
+    # without needing a compiler; a graph break would fail under fullgraph=True.
+    q, k, v = _qkv()
+
+    def f(q, k, v):
+        return flashattn.flash_attn_func(q * 2, k, v, causal=True).square().mean()
+
+    loss_c = torch.compile(f, fullgraph=True, backend="aot_eager")(q, k, v)
+    grads_c = torch.autograd.grad(loss_c, (q, k, v))
+    loss_e = f(q, k, v)
+    grads_e = torch.autograd.grad(loss_e, (q, k, v))
+    torch.testing.assert_close(loss_c, loss_e, rtol=0, atol=0)
+    for gc, ge in zip(grads_c, grads_e):
+        torch.testing.assert_close(gc, ge, rtol=0, atol=0)

@@ -72,15 +72,35 @@ def flashattn_attention_forward(module, query, key, value, attention_mask, scali
     return out.view(b, q_len, *out.shape[1:]), None
 
 
-def register(name: str = "flashattn") -> None:
-    """Registers `name` with transformers' AttentionInterface (and its mask function)."""
+# transformers >= 5 treats every attn_implementation whose name contains "flash" as a flavour of
+# flash_attn and tries to load it as a Hub kernel, so "flashattn" cannot be selected there; this
+# alias can. register() returns the name that works with the installed transformers.
+ALIAS = "fa_exact"
+
+
+def _name_is_hijacked(name: str) -> bool:
+    try:
+        from transformers.utils.generic import is_flash_attention_requested
+    except ImportError:
+        return False
+    return bool(is_flash_attention_requested(requested_attention_implementation=name))
+
+
+def register(name: str = "flashattn") -> str:
+    """Registers `name` with transformers' AttentionInterface (and its mask function); where
+    transformers would route `name` to its own flash-attention loader, also registers ALIAS.
+    Returns the name to pass as attn_implementation."""
     from transformers import AttentionInterface
 
-    AttentionInterface.register(name, flashattn_attention_forward)
+    names = [name] + ([ALIAS] if _name_is_hijacked(name) else [])
     try:
         # transformers >= 4.53 builds masks per backend; flash-style masks are None or 2-D padding.
         from transformers import AttentionMaskInterface
         from transformers.masking_utils import flash_attention_mask
     except ImportError:
-        return
-    AttentionMaskInterface.register(name, flash_attention_mask)
+        AttentionMaskInterface = None
+    for n in names:
+        AttentionInterface.register(n, flashattn_attention_forward)
+        if AttentionMaskInterface is not None:
+            AttentionMaskInterface.register(n, flash_attention_mask)
+    return names[-1]
