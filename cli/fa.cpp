@@ -41,6 +41,7 @@ struct CommonOpts {
   double scale = 0;
   int64_t threads = 0;
   int64_t seed = 1;
+  bool deterministic = false;
 
   void declare(Args& a) {
     a.option("backend", &backend, "auto (GPU when present), cpu or cuda");
@@ -51,6 +52,7 @@ struct CommonOpts {
     a.option("scale", &scale, "softmax scale; 0 = 1/sqrt(head_dim)");
     a.option("threads", &threads, "CPU backend threads; 0 = all");
     a.option("seed", &seed, "random input seed");
+    a.flag("deterministic", &deterministic, "backward: fixed-order dQ accumulation");
   }
 
   // Fills the option part of p; resolves "auto" to a backend that exists here.
@@ -78,6 +80,7 @@ struct CommonOpts {
     p.softcap = softcap;
     p.scale = scale;
     p.threads = threads;
+    p.deterministic = deterministic;
     if (seed < 0) throw UsageError("--seed must be >= 0");
     p.seed = uint64_t(seed);
   }
@@ -152,7 +155,7 @@ int cmd_run(int argc, char** argv) {
   Args a("run",
          "Runs one attention workload, times it and spot-checks it against the float64 reference.\n"
          "Default: batch 2, 16 heads, seqlen 4096, head dim 128, causal, bf16 on the GPU; on the\n"
-         "CPU backend batch 1, 8 heads, seqlen 2048 (about a minute in total on 2 cores).\n"
+         "CPU backend batch 1, 8 heads, seqlen 2048 (a few seconds on 2 cores).\n"
          "FLOPs: 4*B*H*Nq*Nk*d, halved for causal (windows: visible pairs counted); backward 2.5x.");
   a.option("batch", &batch, "batch size (0 = the backend's default)");
   a.option("heads", &heads, "query heads (0 = default)");
