@@ -70,6 +70,12 @@ struct BwdConfig {
   static constexpr int kThreads = kConsumerThreads + 128;  // + the producer warpgroup
   static constexpr int kConsumerRegs = 240;          // 2 x 128 x 240 + 128 x 24 <= 65536
   static constexpr int kProducerRegs = 24;
+  // Ablation switch: compute P and issue dV while dP^T is still in flight (FA_SM90_BWD_OVERLAP=0
+  // at compile time turns it off).
+#ifndef FA_SM90_BWD_OVERLAP
+#define FA_SM90_BWD_OVERLAP 1
+#endif
+  static constexpr bool kOverlapSdP = FA_SM90_BWD_OVERLAP != 0;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 128, "tile table covers head dims 64, 96, 128");
 
   using D = Int<kHeadDim>;
@@ -159,6 +165,27 @@ FA_HD void query_block_range(const core::Mask& m, int64_t n0, int64_t n1, int bl
   if (m.left >= 0) hi = min(hi, n1 - 1 - shift + m.left + 1);
   *first = int(lo / block_m);
   *last = hi > lo ? int((hi + block_m - 1) / block_m) : *first;
+}
+
+// Mask::allowed restricted to one (query block at i0, key block at n0) tile, in 32-bit
+// block-local offsets so the per-element test is two subtractions and three compares.
+struct BlockBand {
+  int lo, hi, key_end;
+  __device__ bool allowed(int qi, int kj) const {
+    const int d = kj - qi;
+    return d >= lo && d <= hi && kj < key_end;
+  }
+};
+
+__device__ inline BlockBand block_band(const core::Mask& m, int64_t i0, int64_t n0) {
+  constexpr int64_t kBig = int64_t(1) << 30;
+  auto clamp = [](int64_t v) { return int(v < -kBig ? -kBig : (v > kBig ? kBig : v)); };
+  const int64_t shift = m.k_len - m.q_len + i0 - n0;  // diag of the block's row 0, block-local
+  BlockBand b;
+  b.lo = m.left >= 0 ? clamp(shift - m.left) : -int(kBig);
+  b.hi = m.right >= 0 ? clamp(shift + m.right) : int(kBig);
+  b.key_end = clamp(m.k_len - n0);
+  return b;
 }
 
 // Accumulator layout ((2,2,N/8), M, N) of a wgmma C fragment, viewed as the A-operand register
@@ -379,6 +406,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     const int64_t i0 = int64_t(m) * kBlockM;
     const bool need_mask =
         !mask.block_unmasked(i0, min(i0 + kBlockM, seq.q_len), n0, n0 + kBlockN);
+    // The mask band in block-local 32-bit terms: key kj is visible to query qi iff
+    // band_lo <= kj - qi <= band_hi and kj < key_end (Mask::allowed with i0, n0 folded in).
+    const BlockBand band = block_band(mask, i0, n0);
 
     Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
     Tensor tdPrdP = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
@@ -386,9 +416,13 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, stage), tSrS);
     cutlass::arch::ClusterBarrier::wait(&ss.bar_do[stage], phase);
     wgmma_batch<true>(mma_sdp, tdPrV, tdPrdO(_, _, _, stage), tdPrdP);
-    warpgroup_wait<0>();
+    // Overlap: P is computed (and dV issued) while the dP^T product is still running. Softcap
+    // needs tanh's derivative in dS, so it waits for dP^T and does both in one pass instead of
+    // keeping 32 more registers alive.
+    constexpr bool kOverlap = Cfg::kOverlapSdP && !kSoftcap;
+    warpgroup_wait<kOverlap ? 1 : 0>();
 
-    // P^T and dS^T, element-wise; masked entries get P = 0 (hence dS = 0).
+    // P^T (and without overlap dS^T), element-wise; masked entries get P = 0 (hence dS = 0).
     const float* lse = ss.lse[stage];
     const float* dpsum = ss.dpsum[stage];
     CUTE_UNROLL
@@ -396,29 +430,40 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       const int kj = get<0>(tScS(i)), qi = get<1>(tScS(i));
       float x, grad = 1.f;
       if constexpr (kSoftcap) {
-        const float t = tanhf(tSrS(i) * prm.cap_inv);
+        // tanh(u) = 1 - 2 / (2^(2u log2 e) + 1): absolute error ~1e-7, far cheaper than tanhf;
+        // |u| <= 15 keeps 2^(...) finite (tanh(15) is 1 in fp32).
+        const float u = fminf(fmaxf(tSrS(i) * prm.cap_inv, -15.f), 15.f);
+        const float t = 1.f - 2.f / (exp2f(u * (2.f * core::kLog2e)) + 1.f);
         x = t * prm.cap_log2;
-        grad = 1.f - t * t;  // d(softcap*tanh(u))/du, the softmax scale is applied at the end
+        grad = 1.f - t * t;  // d(softcap*tanh(u))/du; the softmax scale is applied at the end
       } else {
         x = tSrS(i) * prm.scale_log2;
       }
-      if (need_mask && !mask.allowed(i0 + qi, n0 + kj)) x = -INFINITY;
+      if (need_mask && !band.allowed(qi, kj)) x = -INFINITY;
       const float pr = exp2f(x - lse[qi]);
       tSrS(i) = pr;
-      tdPrdP(i) = pr * (tdPrdP(i) - dpsum[qi]) * grad;
+      if constexpr (!kOverlap) tdPrdP(i) = pr * (tdPrdP(i) - dpsum[qi]) * grad;
     }
     Tensor rP = make_tensor<T>(tSrS.layout());
+    CUTE_UNROLL
+    for (int i = 0; i < size(tSrS); ++i) rP(i) = T(tSrS(i));
+    // dV += P^T dO with the A operand straight from registers.
+    Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
+    wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
+
+    if constexpr (kOverlap) {
+      warpgroup_wait<1>();  // dP^T is done (batches retire in order); dV may still run
+      CUTE_UNROLL
+      for (int i = 0; i < size(tSrS); ++i) {
+        const int qi = get<1>(tScS(i));
+        tdPrdP(i) = tSrS(i) * (tdPrdP(i) - dpsum[qi]);
+      }
+    }
     Tensor rdS = make_tensor<T>(tdPrdP.layout());
     CUTE_UNROLL
-    for (int i = 0; i < size(tSrS); ++i) {
-      rP(i) = T(tSrS(i));
-      rdS(i) = T(tdPrdP(i));
-    }
-
-    // dV += P^T dO, dK += dS^T Q with the A operands straight from registers.
-    Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
+    for (int i = 0; i < size(tdPrdP); ++i) rdS(i) = T(tdPrdP(i));
+    // dK += dS^T Q, A from registers as well.
     Tensor tdKrdS = make_tensor(rdS.data(), acc_as_a_operand(tdPrdP.layout()));
-    wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
     wgmma_batch<false>(mma_dkv, tdKrdS, tdKrQ(_, _, _, stage), tdKrdK);
 
     // dS^T to smem for dQ (both WGs read both halves). The fence makes the generic-proxy stores

@@ -1,0 +1,3 @@
+# Hopper FA3 forward (src/cuda/sm90/flash_fwd.cuh): TMA + WGMMA, warp specialised; sm_90a only.
+family("fwd", "sm90", "cuda/sm90/flash_fwd.cuh", "run_sm90_fwd", "FA_ALGO_FA3", "Forward", 90, 90,
+       [128])

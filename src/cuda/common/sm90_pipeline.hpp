@@ -1,0 +1,57 @@
+// Hopper (sm90a) synchronisation primitives for the warp-specialised kernels: a multi-stage
+// shared-memory ring filled by TMA (PipelineTma) and the named-barrier ids the consumer warpgroups
+// use to take turns (ping-pong). Both are thin, explicit wrappers over mbarrier / bar.sync so the
+// kernel reads as "acquire slot, load, wait full, compute, release".
+#pragma once
+
+#include <cutlass/arch/barrier.h>
+
+#include <cstdint>
+
+namespace fa::cuda::sm90 {
+
+// A ring of kStages slots. Slot s has two mbarriers:
+//   full[s]  — the producer arrives once with the expected byte count; TMA completes the
+//              transaction. Consumers wait on it.
+//   empty[s] — every consumer thread arrives after its last read of the slot (its wgmma has
+//              retired). The producer waits on it before overwriting the slot.
+// Iteration `it` uses slot it % kStages in round it / kStages; the round's parity is the mbarrier
+// phase. The producer waits for the *previous* round's release, so on a fresh barrier (phase 0 not
+// yet complete) a wait on parity 1 returns at once: every slot starts empty.
+template <int kStages>
+struct PipelineTma {
+  using Barrier = cutlass::arch::ClusterBarrier;
+  using TxBarrier = cutlass::arch::ClusterTransactionBarrier;
+  uint64_t full[kStages];
+  uint64_t empty[kStages];
+
+  // One thread initialises; the caller fences (cutlass::arch::fence_barrier_init) and syncs.
+  __device__ void init(uint32_t consumer_arrivals) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      Barrier::init(&full[s], 1);
+      Barrier::init(&empty[s], consumer_arrivals);
+    }
+  }
+  __device__ static int stage(int it) { return it % kStages; }
+  __device__ static uint32_t parity(int it) { return uint32_t(it / kStages) & 1u; }
+
+  // Producer: wait until slot `it` is free, then announce the bytes TMA will deliver into it.
+  // Returns the full barrier the TMA copies must signal.
+  __device__ uint64_t& producer_acquire(int it, uint32_t tx_bytes) {
+    Barrier::wait(&empty[stage(it)], parity(it) ^ 1u);
+    TxBarrier::arrive_and_expect_tx(&full[stage(it)], tx_bytes);
+    return full[stage(it)];
+  }
+  __device__ void consumer_wait(int it) { Barrier::wait(&full[stage(it)], parity(it)); }
+  __device__ void consumer_release(int it) { Barrier::arrive(&empty[stage(it)]); }
+};
+
+// Hardware named barriers used by the forward kernel (ids above CUTLASS's reserved ones are
+// taken by NamedBarrier's "user" interface, which adds the reserved offset itself).
+enum class FwdNamedBarrier : uint32_t {
+  WarpSchedulerWG1 = 0,  // ping-pong: consumer warpgroup 1 may issue its GEMMs
+  WarpSchedulerWG2 = 1,  // ping-pong: consumer warpgroup 2 may issue its GEMMs
+};
+
+}  // namespace fa::cuda::sm90

@@ -1,0 +1,100 @@
+// Online softmax on Hopper wgmma accumulator fragments (the FA2/FA3 recurrence of
+// core/softmax.hpp's RowState, applied to the rows one thread holds).
+//
+// A m64nNk16 accumulator gives each thread 2 rows (r and r + 8 of its warp's 16) and N/4 columns
+// of each; the 4 threads of a quad (lanes 4k..4k+3) share a row, so row reductions are two
+// xor-shuffles. Scores stay in "raw" units (after the softcap transform, before the softmax
+// scale); exp2(s * scale_log2 - max * scale_log2) is one FFMA + one MUFU.EX2 per element.
+// row_sum is kept per thread and reduced over the quad once, at the end (FA2's deferred sum).
+#pragma once
+
+#include <cute/tensor.hpp>
+
+#include <cmath>
+
+namespace fa::cuda::sm90 {
+
+// ((2, 2, N/8), MMA_M, MMA_N) accumulator -> (rows = (2, MMA_M), cols = (2, N/8, MMA_N)).
+template <class AccLayout>
+CUTE_HOST_DEVICE constexpr auto acc_rowcol_layout(AccLayout acc) {
+  using namespace cute;
+  static_assert(decltype(rank(acc))::value == 3 && decltype(rank<0>(acc))::value == 3);
+  return make_layout(make_layout(get<0, 1>(acc), get<1>(acc)),
+                     make_layout(get<0, 0>(acc), get<0, 2>(acc), get<2>(acc)));
+}
+
+// The same registers seen as the A operand of a 16-bit RS wgmma (K = the accumulator's N):
+// ((2, 2, 2), MMA_M, N/16). Column groups 2j and 2j+1 of 8 are the two k-halves of k-block j.
+template <class AccLayout>
+CUTE_HOST_DEVICE constexpr auto acc_as_a_operand_layout(AccLayout acc) {
+  using namespace cute;
+  auto groups = logical_divide(get<0, 2>(acc), Tile<_2>{});  // ((2, N/16))
+  return make_layout(make_layout(get<0, 0>(acc), get<0, 1>(acc), get<0, 0>(groups)), get<1>(acc),
+                     coalesce(make_layout(get<0, 1>(groups), get<2>(acc))));
+}
+
+__device__ __forceinline__ float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+template <int kRows>
+struct OnlineSoftmax {
+  float row_max[kRows];  // raw units; -inf until the row has seen an allowed key
+  float row_sum[kRows];  // this thread's partial sum of exp2(...)
+  float scale_log2;      // softmax scale × log2(e) (or softcap × log2(e) with softcap)
+
+  __device__ explicit OnlineSoftmax(float scale_log2_) : scale_log2(scale_log2_) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      row_max[r] = -INFINITY;
+      row_sum[r] = 0.f;
+    }
+  }
+
+  // Folds a block of scores (rowcol view, masked entries = -inf) into the running state:
+  // overwrites the scores with P = exp2(s·c − m·c) and returns, per row, the factor the
+  // accumulator O must be multiplied by (0 on the first block, where O is still empty).
+  template <class TensorS>
+  __device__ void update(TensorS& s, float (&rescale_o)[kRows]) {
+    using namespace cute;
+    static_assert(decltype(size<0>(s))::value == kRows);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float m = row_max[r];
+#pragma unroll
+      for (int c = 0; c < size<1>(s); ++c) m = fmaxf(m, s(r, c));
+      m = quad_max(m);
+      // A row with no allowed key so far keeps m = -inf; use 0 as the offset so exp2 gives 0
+      // (not NaN from -inf - -inf).
+      const float m_scaled = (m == -INFINITY) ? 0.f : m * scale_log2;
+      rescale_o[r] = exp2f(row_max[r] * scale_log2 - m_scaled);  // old max -inf -> 0
+      row_max[r] = m;
+      float sum = 0.f;
+#pragma unroll
+      for (int c = 0; c < size<1>(s); ++c) {
+        s(r, c) = exp2f(fmaf(s(r, c), scale_log2, -m_scaled));
+        sum += s(r, c);
+      }
+      row_sum[r] = row_sum[r] * rescale_o[r] + sum;
+    }
+  }
+
+  // Final normalisation: 1/l per row (0 for an empty row, so O = 0) and the natural-log LSE
+  // (-inf for an empty row).
+  __device__ void finalize(float (&inv_sum)[kRows], float (&lse)[kRows]) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float l = quad_sum(row_sum[r]);
+      const bool empty = !(l > 0.f);
+      inv_sum[r] = empty ? 0.f : 1.f / l;
+      lse[r] = empty ? -INFINITY : (row_max[r] * scale_log2 + log2f(l)) * 0.6931471805599453f;
+    }
+  }
+};
+
+}  // namespace fa::cuda::sm90
