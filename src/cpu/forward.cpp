@@ -16,7 +16,7 @@
 //
 // Memory: per-worker tiles only (Q^T, K, V, S, O: a few hundred KB at d = 256), so O(N) overall.
 // Tasks are independent and each is computed in a fixed order, so the result does not depend on
-// the thread count (bit-identical; tested). Task order is longest-first for causal/local masks.
+// the thread count (bit-identical; tested).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -142,17 +142,15 @@ core::Status forward(const core::AttnParams& p) {
     return core::unsupported(std::string("CPU backend: dtype ") + core::dtype_name(p.dtype) +
                              " is not supported (float32, float16, bfloat16 are)");
   std::vector<FwdTask> tasks;
+  // One head's blocks are consecutive so that the workers, which claim tasks in order, all read
+  // the same K/V (shared in L3; one worker's successive blocks reuse it in L2). Within a head the
+  // last query blocks go first: under causal/local masks they see the most keys, so the short
+  // ones fill in at the end (longest-processing-time first).
   for (int b = 0; b < p.batch; ++b) {
     const core::SeqInfo seq = core::seq_info(p, b);
-    // Last query blocks first: under causal/local masks they see the most keys (longest first).
-    for (int64_t i0 = (seq.q_len - 1) / kBlockM * kBlockM; seq.q_len > 0 && i0 >= 0; i0 -= kBlockM)
-      for (int h = 0; h < p.heads_q; ++h) tasks.push_back({b, h, i0});
-  }
-  if (p.window_right < 0 && p.window_left < 0) {
-    // Unmasked: all blocks cost the same; consecutive tasks of one head reuse its K/V from L2.
-    std::sort(tasks.begin(), tasks.end(), [](const FwdTask& a, const FwdTask& c) {
-      return a.b != c.b ? a.b < c.b : a.h != c.h ? a.h < c.h : a.i0 < c.i0;
-    });
+    for (int h = 0; h < p.heads_q; ++h)
+      for (int64_t i0 = (seq.q_len - 1) / kBlockM * kBlockM; seq.q_len > 0 && i0 >= 0; i0 -= kBlockM)
+        tasks.push_back({b, h, i0});
   }
   const int threads = std::min<int64_t>(resolve_threads(p.num_threads), int64_t(tasks.size()));
   const int dp = round_up(p.head_dim, kVecWidth);
