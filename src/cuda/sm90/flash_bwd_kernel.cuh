@@ -167,26 +167,44 @@ FA_HD void query_block_range(const core::Mask& m, int64_t n0, int64_t n1, int bl
   *last = hi > lo ? int((hi + block_m - 1) / block_m) : *first;
 }
 
-// Mask::allowed restricted to one (query block at i0, key block at n0) tile, in 32-bit
-// block-local offsets so the per-element test is two subtractions and three compares.
+// The CTA's view of the mask in 32-bit block-local terms (sequence lengths and TMA coordinates
+// are 32-bit anyway): in the tile of query block i0 and this CTA's keys n0.., key kj is visible
+// to query qi iff lo <= kj - qi <= hi and kj < key_end (Mask::allowed with i0, n0 folded in).
+// Keeping 32-bit scalars instead of the 64-bit Mask in the loop saves registers the
+// accumulators need.
 struct BlockBand {
   int lo, hi, key_end;
   __device__ bool allowed(int qi, int kj) const {
     const int d = kj - qi;
     return d >= lo && d <= hi && kj < key_end;
   }
+  template <int kBlockM, int kBlockN>
+  __device__ bool whole_tile_visible() const {
+    return lo <= -(kBlockM - 1) && hi >= kBlockN - 1 && key_end >= kBlockN;
+  }
 };
 
-__device__ inline BlockBand block_band(const core::Mask& m, int64_t i0, int64_t n0) {
-  constexpr int64_t kBig = int64_t(1) << 30;
-  auto clamp = [](int64_t v) { return int(v < -kBig ? -kBig : (v > kBig ? kBig : v)); };
-  const int64_t shift = m.k_len - m.q_len + i0 - n0;  // diag of the block's row 0, block-local
-  BlockBand b;
-  b.lo = m.left >= 0 ? clamp(shift - m.left) : -int(kBig);
-  b.hi = m.right >= 0 ? clamp(shift + m.right) : int(kBig);
-  b.key_end = clamp(m.k_len - n0);
-  return b;
-}
+struct CtaBand {
+  static constexpr int kBig = 1 << 30;
+  int diag0;    // k_len - q_len: query row i sits at key i + diag0
+  int left;     // kBig when unbounded
+  int right;    // kBig when unbounded
+  int key_end;  // k_len - n0
+
+  __device__ CtaBand(const core::Mask& m, int64_t n0) {
+    auto clamp = [](int64_t v) { return int(v < -kBig ? -kBig : (v > kBig ? kBig : v)); };
+    diag0 = int(m.k_len - m.q_len);
+    left = m.left >= 0 ? clamp(m.left) : kBig;
+    right = m.right >= 0 ? clamp(m.right) : kBig;
+    key_end = int(m.k_len - n0);
+  }
+  __device__ BlockBand block(int i0, int n0) const {
+    const int shift = diag0 + i0 - n0;
+    return {shift - left, shift + right, key_end};
+  }
+  // First key any row of the query block at i0 sees (Mask::key_range's lower end).
+  __device__ int first_key(int i0) const { return max(0, diag0 + i0 - left); }
+};
 
 // Accumulator layout ((2,2,N/8), M, N) of a wgmma C fragment, viewed as the A-operand register
 // layout ((2,2,2), M, (N/16, N)) of a following RS wgmma with K = N (16-bit A).
@@ -398,17 +416,14 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
 
-  int stage = 0, phase = 0;
-  for (int step = 0; step < n_steps; ++step) {
-    const int h = hk * group + step / m_count;
-    const int m = m_first + step % m_count;
-    const int buf = step & 1;
-    const int64_t i0 = int64_t(m) * kBlockM;
-    const bool need_mask =
-        !mask.block_unmasked(i0, min(i0 + kBlockM, seq.q_len), n0, n0 + kBlockN);
-    // The mask band in block-local 32-bit terms: key kj is visible to query qi iff
-    // band_lo <= kj - qi <= band_hi and kj < key_end (Mask::allowed with i0, n0 folded in).
-    const BlockBand band = block_band(mask, i0, n0);
+  const CtaBand cta_band(mask, n0);
+  const int q_len = int(seq.q_len);
+  int stage = 0, phase = 0, buf = 0;
+  for (int h = hk * group; h < (hk + 1) * group; ++h) {
+  for (int m = m_first; m < m_last; ++m) {
+    const int i0 = m * kBlockM;
+    const BlockBand band = cta_band.block(i0, int(n0));
+    const bool need_mask = !band.template whole_tile_visible<kBlockM, kBlockN>();
 
     Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
     Tensor tdPrdP = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
@@ -484,17 +499,19 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     int* turn = prm.ws.dq_turn + prow / kRowPad;
     int my_turn = 0;
     if (p.deterministic) {
-      int64_t k_first = 0, k_last = 0;
-      mask.key_range(i0, min(i0 + kBlockM, seq.q_len), &k_first, &k_last);
-      my_turn = n_block - int(k_first / kBlockN);
+      my_turn = n_block - cta_band.first_key(i0) / kBlockN;
       if (tid == 0)
         while (load_acquire(turn) != my_turn) __nanosleep(32);
       consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
     }
+    // A per-thread base pointer plus compile-time offsets: the 16 addresses fold into the RED
+    // instructions' immediates instead of occupying (and spilling) 32 registers.
+    Tensor tdQgdQ = thr_dq.partition_C(make_tensor(
+        make_gmem_ptr(dq_blk), Shape<Int<kBlockM>, Int<kHeadDim>>{}, Stride<Int<kHeadDim>, _1>{}));
+    const int rows_left = min(q_len - i0, kBlockM);
     CUTE_UNROLL
     for (int i = 0; i < size(tdQrdQ); i += 2) {
-      const int r = get<0>(tdQcdQ(i)), c = get<1>(tdQcdQ(i));
-      if (i0 + r < seq.q_len) red_add_v2(dq_blk + r * kHeadDim + c, tdQrdQ(i), tdQrdQ(i + 1));
+      if (get<0>(tdQcdQ(i)) < rows_left) red_add_v2(&tdQgdQ(i), tdQrdQ(i), tdQrdQ(i + 1));
     }
     if (p.deterministic) {
       __threadfence();
@@ -502,10 +519,12 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       if (tid == 0) store_release(turn, my_turn + 1);
     }
 
+    buf ^= 1;
     if (++stage == kStages) {
       stage = 0;
       phase ^= 1;
     }
+  }
   }
 
   // Epilogue: dK (times the softmax scale, which dS^T left out) and dV of the valid keys.
