@@ -1,0 +1,581 @@
+#!/usr/bin/env python3
+"""Side-by-side attention benchmark: flashattn's CUDA kernels (through the C ABI, via ctypes)
+against PyTorch SDPA's FLASH_ATTENTION (FlashAttention-2), CUDNN_ATTENTION and
+EFFICIENT_ATTENTION backends, in one process, on the FlashAttention-3 paper's grid:
+16k tokens per batch (B = 16384 / N, H = 2048 / d), d in {64, 128, 256},
+N in {512, ..., 16384}, causal and not, bf16 (--dtype fp16).
+
+Method (printed with the results):
+  * CUDA events around each call on the current stream; warm-up calls first; the median of
+    --iters (>= 20) timed calls.
+  * Inputs rotate over >= 3 buffer sets (more when a set is small) so that the sets together
+    exceed the 60 MB L2 and a timed call does not find its inputs in cache.
+  * Ours: fa_forward / fa_backward with preallocated outputs and workspace (fa_*_workspace_size),
+    on torch's current stream. The backward is timed alone: our forward runs once per buffer set
+    beforehand to produce out and lse.
+  * SDPA: q, k, v are (B, N, H, D) tensors passed as .transpose(1, 2) views (what a user with
+    flash_attn-layout tensors passes). Backward: the forward graph is built once per buffer set,
+    and only torch.autograd.grad(out, (q, k, v), dout, retain_graph=True) is timed, so the
+    number covers SDPA's backward kernels plus autograd's per-call host work, not the forward.
+  * FLOPs: forward 4 * B * H * Nq * Nk * d (halved when causal), backward 2.5x forward.
+
+Usage:
+  python3 bench/compare.py [--lib build/libflashattn.so] [--algos auto,fa2,fa3] [--pass both]
+                           [--hdims 64,128,256] [--seqlens 512,...] [--dtype bf16] [--quick]
+                           [--ceilings] [--ablation] [--plot-grid] [--out DIR]
+Ablations: kernels read env-var switches at launch; add yours to ABLATIONS below.
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+# ---------------------------------------------------------------------------------------------
+# Ablation configurations: (label, algo, env vars set for that run). Kernel authors: add the
+# switches your kernel reads at launch. Variables named in any entry are unset for the others,
+# so every entry runs with exactly its own settings. Runs at d128, N 8192 (B 2, H 16).
+# ---------------------------------------------------------------------------------------------
+ABLATIONS = [
+    ("fa2 default", "fa2", {}),
+    ("fa3 default", "fa3", {}),
+    ("fa3 no ping-pong", "fa3", {"FA_SM90_NO_PINGPONG": "1"}),
+    ("fa3 no intra-WG overlap", "fa3", {"FA_SM90_NO_INTRAWG_OVERLAP": "1"}),
+    ("fa3 no persistent scheduler", "fa3", {"FA_SM90_NO_PERSISTENT": "1"}),
+    ("fa1 default", "fa1", {}),
+]
+
+# ---------------------------------------------------------------------------------------------
+# The C ABI, declared exactly as include/flashattn/flashattn.h
+# ---------------------------------------------------------------------------------------------
+FA_MAX_RANK = 4
+FA_OK, FA_ERROR_UNSUPPORTED = 0, 2
+FA_DTYPE = {"float32": 0, "float16": 1, "bfloat16": 2}
+FA_DEVICE_CUDA = 1
+FA_BACKEND_CUDA = 2
+FA_ALGO = {"auto": 0, "fa1": 1, "fa2": 2, "fa3": 3}
+
+
+class FaTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int),  # fa_dtype (a C enum: int-sized)
+        ("device", ctypes.c_int),  # fa_device
+        ("device_id", ctypes.c_int),
+        ("rank", ctypes.c_int),
+        ("shape", ctypes.c_int64 * FA_MAX_RANK),
+        ("strides", ctypes.c_int64 * FA_MAX_RANK),
+    ]
+
+
+class FaOptions(ctypes.Structure):
+    _fields_ = [
+        ("softmax_scale", ctypes.c_float),
+        ("causal", ctypes.c_int),
+        ("window_left", ctypes.c_int),
+        ("window_right", ctypes.c_int),
+        ("softcap", ctypes.c_float),
+        ("deterministic", ctypes.c_int),
+        ("backend", ctypes.c_int),  # fa_backend
+        ("algo", ctypes.c_int),  # fa_algo
+        ("num_threads", ctypes.c_int),
+        ("stream", ctypes.c_void_p),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
+    ]
+
+
+class FaVarlen(ctypes.Structure):
+    _fields_ = [
+        ("cu_seqlens_q", ctypes.POINTER(FaTensor)),
+        ("cu_seqlens_k", ctypes.POINTER(FaTensor)),
+        ("seqused_k", ctypes.POINTER(FaTensor)),
+        ("max_seqlen_q", ctypes.c_int64),
+        ("max_seqlen_k", ctypes.c_int64),
+    ]
+
+
+def load_library(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "libflashattn.so")
+    lib = ctypes.CDLL(os.path.abspath(path))
+    T, O, V = ctypes.POINTER(FaTensor), ctypes.POINTER(FaOptions), ctypes.POINTER(FaVarlen)
+    sigs = {
+        "fa_options_init": (None, [O]),
+        "fa_last_error": (ctypes.c_char_p, []),
+        "fa_build_info": (ctypes.c_char_p, []),
+        "fa_cuda_device_count": (ctypes.c_int, []),
+        "fa_forward": (ctypes.c_int, [T, T, T, T, T, O]),
+        "fa_backward": (ctypes.c_int, [T, T, T, T, T, T, T, T, T, O]),
+        "fa_forward_workspace_size": (ctypes.c_int, [T, T, T, V, O, ctypes.POINTER(ctypes.c_size_t)]),
+        "fa_backward_workspace_size": (ctypes.c_int, [T, T, T, V, O, ctypes.POINTER(ctypes.c_size_t)]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    return lib
+
+
+class Unsupported(Exception):
+    pass
+
+
+def tensor_desc(t):
+    d = FaTensor()
+    d.data = t.data_ptr()
+    d.dtype = FA_DTYPE[str(t.dtype).replace("torch.", "")]
+    d.device = FA_DEVICE_CUDA
+    d.device_id = t.device.index or 0
+    d.rank = t.dim()
+    for i in range(t.dim()):
+        d.shape[i] = t.shape[i]
+        d.strides[i] = t.stride(i)
+    return d
+
+
+class Ours:
+    """One (algo, shape) configuration of our kernels with descriptors built once, so the timed
+    call is one ctypes call (host overhead close to what a C++ caller pays)."""
+
+    def __init__(self, lib, torch, algo, causal, sets, backward):
+        self.lib, self.torch = lib, torch
+        self.opt = FaOptions()
+        lib.fa_options_init(ctypes.byref(self.opt))
+        self.opt.causal = int(causal)
+        self.opt.backend = FA_BACKEND_CUDA
+        self.opt.algo = FA_ALGO[algo]
+        self.opt.stream = torch.cuda.current_stream().cuda_stream
+        self.sets = []
+        for s in sets:
+            self.sets.append({k: tensor_desc(v) for k, v in s.items()})
+        d0 = self.sets[0]
+        size = ctypes.c_size_t(0)
+        fn = lib.fa_backward_workspace_size if backward else lib.fa_forward_workspace_size
+        self.check(fn(ctypes.byref(d0["q"]), ctypes.byref(d0["k"]), ctypes.byref(d0["v"]), None,
+                      ctypes.byref(self.opt), ctypes.byref(size)))
+        self.ws = torch.empty(max(size.value, 1), dtype=torch.uint8, device="cuda")
+        self.opt.workspace = self.ws.data_ptr() if size.value else None
+        self.opt.workspace_bytes = size.value
+        self.workspace_bytes = size.value
+
+    def check(self, st):
+        if st == FA_OK:
+            return
+        msg = self.lib.fa_last_error().decode()
+        if st == FA_ERROR_UNSUPPORTED:
+            raise Unsupported(msg)
+        raise RuntimeError(f"flashattn status {st}: {msg}")
+
+    def forward(self, i):
+        d = self.sets[i]
+        self.check(self.lib.fa_forward(ctypes.byref(d["q"]), ctypes.byref(d["k"]), ctypes.byref(d["v"]),
+                                       ctypes.byref(d["out"]), ctypes.byref(d["lse"]), ctypes.byref(self.opt)))
+
+    def backward(self, i):
+        d = self.sets[i]
+        self.check(self.lib.fa_backward(
+            ctypes.byref(d["q"]), ctypes.byref(d["k"]), ctypes.byref(d["v"]), ctypes.byref(d["out"]),
+            ctypes.byref(d["lse"]), ctypes.byref(d["dout"]), ctypes.byref(d["dq"]), ctypes.byref(d["dk"]),
+            ctypes.byref(d["dv"]), ctypes.byref(self.opt)))
+
+
+def time_calls(torch, fns, warmup, iters):
+    """Median milliseconds of iters calls rotating over fns, each bracketed by CUDA events."""
+    n = len(fns)
+    for i in range(warmup):
+        fns[i % n]()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    for i in range(iters):
+        starts[i].record()
+        fns[i % n]()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def flops(pas, b, h, n, d, causal):
+    f = 4.0 * b * h * n * n * d
+    if causal:
+        f /= 2
+    return f * (2.5 if pas == "bwd" else 1.0)
+
+
+def make_sets(torch, b, n, h, d, dtype, backward, l2_bytes=60e6):
+    per = b * n * h * d * dtype.itemsize * (8 if backward else 4)
+    count = max(3, math.ceil(2 * l2_bytes / per))
+    sets = []
+    for _ in range(count):
+        s = {}
+        for name in ("q", "k", "v", "dout"):
+            s[name] = torch.randn(b, n, h, d, device="cuda", dtype=dtype)
+        s["out"] = torch.empty_like(s["q"])
+        s["lse"] = torch.empty(b, h, n, device="cuda", dtype=torch.float32)
+        if backward:
+            for name in ("dq", "dk", "dv"):
+                s[name] = torch.empty_like(s["q"])
+        else:
+            del s["dout"]
+        sets.append(s)
+    return sets
+
+
+SDPA_BACKENDS = {"sdpa_flash": "FLASH_ATTENTION", "sdpa_cudnn": "CUDNN_ATTENTION",
+                 "sdpa_efficient": "EFFICIENT_ATTENTION"}
+
+
+def time_sdpa(torch, peer, sets, causal, pas, warmup, iters):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    F = torch.nn.functional
+    backend = getattr(SDPBackend, SDPA_BACKENDS[peer])
+    with sdpa_kernel([backend]):
+        if pas == "fwd":
+            views = [(s["q"].transpose(1, 2), s["k"].transpose(1, 2), s["v"].transpose(1, 2)) for s in sets]
+            fns = [lambda t=t: F.scaled_dot_product_attention(*t, is_causal=causal) for t in views]
+            with torch.no_grad():
+                return time_calls(torch, fns, warmup, iters), F.scaled_dot_product_attention(*views[0], is_causal=causal)
+        graphs = []
+        for s in sets:
+            # Leaves in (B, N, H, D); SDPA sees their transposes. The transposes' backward is a
+            # view (no kernel), so the timed grad call is SDPA's backward plus autograd.
+            leaves = tuple(s[x].detach().requires_grad_() for x in ("q", "k", "v"))
+            out = F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in leaves), is_causal=causal)
+            graphs.append((out, leaves, s["dout"].transpose(1, 2)))
+        fns = [lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True) for g in graphs]
+        ms = time_calls(torch, fns, warmup, iters)
+        del graphs, fns
+        return ms, None
+
+
+def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
+    b, h = max(1, 16384 // n), max(1, 2048 // d)
+    sets = make_sets(torch, b, n, h, d, dtype, pas == "bwd")
+    fl = flops(pas, b, h, n, d, causal)
+    rows = []
+    ref_out = None
+    for peer in peers:
+        rec = dict(pass_=pas, causal=causal, d=d, n=n, b=b, h=h, backend=peer)
+        try:
+            ms, out = time_sdpa(torch, peer, sets, causal, pas, args.warmup, args.iters)
+            rec.update(ms=ms, tflops=fl / ms / 1e9)
+            if out is not None and ref_out is None:
+                ref_out = out
+        except Exception as e:  # a backend that refuses a shape (e.g. efficient at d256 bwd)
+            rec.update(ms=None, tflops=None, error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        rows.append(rec)
+        torch.cuda.empty_cache()
+    for algo in algos:
+        rec = dict(pass_=pas, causal=causal, d=d, n=n, b=b, h=h, backend=f"ours_{algo}")
+        try:
+            o = Ours(lib, torch, algo, causal, sets, pas == "bwd")
+            if pas == "bwd":
+                for i in range(len(sets)):
+                    o.forward(i)
+                fns = [lambda i=i: o.backward(i) for i in range(len(sets))]
+            else:
+                fns = [lambda i=i: o.forward(i) for i in range(len(sets))]
+            ms = time_calls(torch, fns, args.warmup, args.iters)
+            rec.update(ms=ms, tflops=fl / ms / 1e9, workspace_bytes=o.workspace_bytes)
+            if pas == "fwd":
+                # Sanity: we time a kernel that computes attention (vs the first SDPA output).
+                o.forward(0)
+                torch.cuda.synchronize()
+                if ref_out is not None:
+                    diff = (sets[0]["out"].float() - ref_out.transpose(1, 2).float()).abs().max().item()
+                    rec["max_abs_diff_vs_sdpa"] = diff
+                    if not diff < 0.05:
+                        rec["warning"] = f"output differs from SDPA by {diff:.3g}"
+        except Unsupported as e:
+            rec.update(ms=None, tflops=None, error=f"unsupported: {e}")
+        except Exception as e:
+            rec.update(ms=None, tflops=None, error=f"{type(e).__name__}: {e}")
+        rows.append(rec)
+    del sets, ref_out
+    torch.cuda.empty_cache()
+    return rows
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def ours_value(recs_by_backend, algos):
+    if "auto" in algos and recs_by_backend.get("ours_auto"):
+        return recs_by_backend["ours_auto"]
+    vals = [recs_by_backend.get(f"ours_{a}") for a in algos]
+    vals = [v for v in vals if v]
+    return max(vals) if vals else None
+
+
+def fmt(x, digits=0):
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def write_markdown(path, results, algos, peers, meta):
+    lines = [f"# flashattn vs PyTorch SDPA — {meta['device']}, {meta['dtype']}", "",
+             f"torch {meta['torch']}, cuDNN {meta['cudnn']}, {meta['date']}. TFLOP/s (higher is better).", "",
+             "Method: " + METHOD, ""]
+    if meta.get("ceilings"):
+        c = meta["ceilings"]
+        lines += [f"Ceilings measured in this run: cuBLAS {meta['dtype']} GEMM 8192³ "
+                  f"{fmt(c.get('gemm_tflops'))} TFLOP/s, device-to-device copy {fmt(c.get('copy_gbs'))} GB/s.", ""]
+    backends = peers + [f"ours_{a}" for a in algos]
+    summary = []
+    for pas in ("fwd", "bwd"):
+        rs = [r for r in results if r["pass_"] == pas]
+        if not rs:
+            continue
+        shapes = sorted({(r["d"], r["causal"], r["n"]) for r in rs})
+        lines += [f"## {'Forward' if pas == 'fwd' else 'Backward'}", "",
+                  "| d | causal | N | B×H | " + " | ".join(backends) + " | ours/FA2 | ours/cuDNN |",
+                  "|" + "---|" * (len(backends) + 6)]
+        ratios_fa2, ratios_cudnn, cols = [], [], {bk: [] for bk in backends}
+        for d, causal, n in shapes:
+            by = {r["backend"]: r.get("tflops") for r in rs if (r["d"], r["causal"], r["n"]) == (d, causal, n)}
+            bh = next(f"{r['b']}×{r['h']}" for r in rs if (r["d"], r["causal"], r["n"]) == (d, causal, n))
+            ours = ours_value(by, algos)
+            rf = ours / by["sdpa_flash"] if ours and by.get("sdpa_flash") else None
+            rc = ours / by["sdpa_cudnn"] if ours and by.get("sdpa_cudnn") else None
+            ratios_fa2.append(rf)
+            ratios_cudnn.append(rc)
+            for bk in backends:
+                cols[bk].append(by.get(bk))
+            lines.append(f"| {d} | {'yes' if causal else 'no'} | {n} | {bh} | " +
+                         " | ".join(fmt(by.get(bk)) for bk in backends) + f" | {fmt(rf, 2)} | {fmt(rc, 2)} |")
+        gm = {bk: geomean(cols[bk]) for bk in backends}
+        gf, gc = geomean(ratios_fa2), geomean(ratios_cudnn)
+        mf = min((x for x in ratios_fa2 if x), default=None)
+        mc = min((x for x in ratios_cudnn if x), default=None)
+        lines.append(f"| **geomean** | | | | " + " | ".join(fmt(gm[bk]) for bk in backends) +
+                     f" | {fmt(gf, 2)} | {fmt(gc, 2)} |")
+        lines.append(f"| **min ratio** | | | | " + " | ".join("" for _ in backends) +
+                     f" | {fmt(mf, 2)} | {fmt(mc, 2)} |")
+        lines.append("")
+        summary.append(dict(pass_=pas, geomean=gm, geomean_ours_over_fa2=gf, geomean_ours_over_cudnn=gc,
+                            min_ours_over_fa2=mf, min_ours_over_cudnn=mc))
+    errors = [r for r in results if r.get("error") or r.get("warning")]
+    if errors:
+        lines += ["## Not measured / warnings", ""]
+        seen = set()
+        for r in errors:
+            key = (r["backend"], r.get("error", r.get("warning")))
+            if key in seen:
+                continue
+            seen.add(key)
+            lines.append(f"- {r['backend']} ({r['pass_']} d{r['d']} N{r['n']}{' causal' if r['causal'] else ''}): "
+                         f"{r.get('error') or r.get('warning')}")
+        lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return summary
+
+
+def plot(results, algos, peers, out_dir, grid):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("compare: matplotlib not available, no plots")
+        return []
+    backends = peers + [f"ours_{a}" for a in algos]
+    panels = sorted({(r["pass_"], r["causal"]) for r in results}, key=lambda x: (x[0] != "fwd", x[1]))
+    hdims = sorted({r["d"] for r in results})
+    written = []
+
+    def draw(ax, pas, causal, d):
+        for bk in backends:
+            pts = sorted((r["n"], r["tflops"]) for r in results
+                         if r["pass_"] == pas and r["causal"] == causal and r["d"] == d and r["backend"] == bk
+                         and r.get("tflops"))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                        linewidth=2.2 if bk.startswith("ours") else 1.2, label=bk)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{pas} {'causal' if causal else 'non-causal'} d{d}", fontsize=9)
+        ax.set_xlabel("N")
+        ax.set_ylabel("TFLOP/s")
+        ax.grid(True, alpha=0.3)
+
+    if grid:
+        fig, axes = plt.subplots(len(panels), len(hdims), figsize=(4.2 * len(hdims), 3.2 * len(panels)),
+                                 squeeze=False)
+        for r_i, (pas, causal) in enumerate(panels):
+            for c_i, d in enumerate(hdims):
+                draw(axes[r_i][c_i], pas, causal, d)
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        p = os.path.join(out_dir, "compare.png")
+        fig.savefig(p, dpi=90)
+        written.append(p)
+    else:
+        for pas, causal in panels:
+            fig, axes = plt.subplots(1, len(hdims), figsize=(4.5 * len(hdims), 3.6), squeeze=False)
+            for c_i, d in enumerate(hdims):
+                draw(axes[0][c_i], pas, causal, d)
+            axes[0][0].legend(fontsize=7)
+            fig.tight_layout()
+            p = os.path.join(out_dir, f"compare_{pas}_{'causal' if causal else 'noncausal'}.png")
+            fig.savefig(p, dpi=90)
+            written.append(p)
+    plt.close("all")
+    return written
+
+
+def ceilings(torch, dtype):
+    a = torch.randn(8192, 8192, device="cuda", dtype=dtype)
+    b = torch.randn(8192, 8192, device="cuda", dtype=dtype)
+    ms = time_calls(torch, [lambda: torch.matmul(a, b)], 5, 20)
+    gemm = 2 * 8192 ** 3 / ms / 1e9
+    src = torch.empty(2 * 1024 ** 3, device="cuda", dtype=torch.uint8).random_()
+    dst = torch.empty_like(src)
+    ms_c = time_calls(torch, [lambda: dst.copy_(src)], 3, 20)
+    copy = 2 * src.numel() / ms_c / 1e6
+    del a, b, src, dst
+    torch.cuda.empty_cache()
+    return dict(gemm_tflops=gemm, copy_gbs=copy)
+
+
+def run_ablation(torch, lib, args, dtype, passes):
+    known_vars = sorted({k for _, _, env in ABLATIONS for k in env})
+    saved = {k: os.environ.get(k) for k in known_vars}
+    d, n = 128, 8192
+    b, h = 16384 // n, 2048 // d
+    out = []
+    try:
+        for pas in passes:
+            for causal in (False, True):
+                sets = make_sets(torch, b, n, h, d, dtype, pas == "bwd")
+                fl = flops(pas, b, h, n, d, causal)
+                for label, algo, env in ABLATIONS:
+                    for k in known_vars:
+                        os.environ.pop(k, None)
+                    os.environ.update(env)  # read by the kernels' launchers at each call
+                    rec = dict(label=label, algo=algo, env=env, pass_=pas, causal=causal, d=d, n=n)
+                    try:
+                        o = Ours(lib, torch, algo, causal, sets, pas == "bwd")
+                        if pas == "bwd":
+                            for i in range(len(sets)):
+                                o.forward(i)
+                        call = o.backward if pas == "bwd" else o.forward
+                        ms = time_calls(torch, [lambda i=i: call(i) for i in range(len(sets))], args.warmup, args.iters)
+                        rec.update(ms=ms, tflops=fl / ms / 1e9)
+                    except Exception as e:
+                        rec.update(ms=None, tflops=None, error=str(e)[:200])
+                    out.append(rec)
+                    print(f"ablation {pas} {'causal' if causal else 'noncausal'} {label:32s} "
+                          f"{fmt(rec.get('tflops'), 1):>8} TFLOP/s {rec.get('error', '')}", flush=True)
+                del sets
+                torch.cuda.empty_cache()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return out
+
+
+METHOD = ("CUDA events around each call, median of the timed calls after warm-up, inputs rotated over "
+          ">= 3 buffer sets (> 60 MB L2 together). SDPA gets (B,H,N,D) transpose views of (B,N,H,D) data. "
+          "Backward: ours = fa_backward alone (forward run beforehand); SDPA = torch.autograd.grad on a "
+          "retained forward graph (backward kernels + autograd host work, no forward). "
+          "FLOPs: fwd 4·B·H·N²·d (/2 causal), bwd 2.5× fwd.")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=os.environ.get("FLASHATTN_LIB", "build/libflashattn.so"))
+    ap.add_argument("--algos", default="auto,fa2,fa3", help="comma list of auto,fa1,fa2,fa3")
+    ap.add_argument("--peers", default="sdpa_flash,sdpa_cudnn,sdpa_efficient")
+    ap.add_argument("--pass", dest="passes", default="both", choices=["fwd", "bwd", "both"])
+    ap.add_argument("--hdims", default="64,128,256")
+    ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
+    ap.add_argument("--causal", default="both", choices=["yes", "no", "both"])
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="d 64,128 x N 1024,4096: a smoke run")
+    ap.add_argument("--ceilings", action="store_true", help="also time cuBLAS 8192^3 GEMM and a D2D copy")
+    ap.add_argument("--ablation", action="store_true", help="run the ABLATIONS list (d128 N8k) only")
+    ap.add_argument("--plot-grid", action="store_true", help="one PNG with every panel instead of one per pass/causal")
+    ap.add_argument("--out", default=None, help="directory for compare.json, compare.md and PNGs")
+    args = ap.parse_args()
+    if args.iters < 20:
+        print("compare: --iters below 20 does not meet the timing method; using 20")
+        args.iters = 20
+
+    import torch
+    if not torch.cuda.is_available():
+        print("compare: no CUDA device visible to torch; nothing to measure")
+        return 0
+    lib = load_library(args.lib)
+    if lib.fa_cuda_device_count() == 0:
+        print("compare: libflashattn sees no CUDA device")
+        return 1
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    algos = [a for a in args.algos.split(",") if a]
+    for a in algos:
+        if a not in FA_ALGO:
+            ap.error(f"unknown algo {a}")
+    peers = [p for p in args.peers.split(",") if p]
+    passes = ["fwd", "bwd"] if args.passes == "both" else [args.passes]
+    hdims = [int(x) for x in args.hdims.split(",")]
+    seqlens = [int(x) for x in args.seqlens.split(",")]
+    if args.quick:
+        hdims, seqlens = [64, 128], [1024, 4096]
+    causals = {"yes": [True], "no": [False], "both": [False, True]}[args.causal]
+    meta = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+                cudnn=torch.backends.cudnn.version(), dtype=args.dtype,
+                date=time.strftime("%Y-%m-%d %H:%M"), algos=algos, peers=peers, method=METHOD,
+                library=lib.fa_build_info().decode())
+    print(f"compare: {meta['device']}, torch {meta['torch']}, cuDNN {meta['cudnn']}, {args.dtype}")
+    print("method: " + METHOD, flush=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+
+    if args.ceilings:
+        meta["ceilings"] = ceilings(torch, dtype)
+        print(f"ceilings: GEMM 8192^3 {meta['ceilings']['gemm_tflops']:.0f} TFLOP/s, "
+              f"D2D copy {meta['ceilings']['copy_gbs']:.0f} GB/s", flush=True)
+
+    if args.ablation:
+        abl = run_ablation(torch, lib, args, dtype, passes)
+        if args.out:
+            with open(os.path.join(args.out, "ablation.json"), "w") as f:
+                json.dump(dict(meta=meta, ablation=abl), f, indent=1)
+        return 0
+
+    results = []
+    t0 = time.time()
+    for pas in passes:
+        for causal in causals:
+            for d in hdims:
+                for n in seqlens:
+                    rows = run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype)
+                    results += rows
+                    cells = "  ".join(f"{r['backend']}={fmt(r.get('tflops'))}" for r in rows)
+                    print(f"{pas} {'causal' if causal else 'noncaus'} d{d:<3} N{n:<6} {cells}", flush=True)
+    print(f"compare: {len(results)} measurements in {time.time() - t0:.0f} s")
+
+    out_dir = args.out or "."
+    summary = write_markdown(os.path.join(out_dir, "compare.md"), results, algos, peers, meta)
+    pngs = plot(results, algos, peers, out_dir, args.plot_grid)
+    with open(os.path.join(out_dir, "compare.json"), "w") as f:
+        json.dump(dict(meta=meta, results=results, summary=summary), f, indent=1)
+    print(open(os.path.join(out_dir, "compare.md")).read())
+    for s in summary:
+        print(f"SUMMARY {s['pass_']}: geomean ours/FA2 {fmt(s['geomean_ours_over_fa2'], 2)}, "
+              f"ours/cuDNN {fmt(s['geomean_ours_over_cudnn'], 2)}, min ours/FA2 {fmt(s['min_ours_over_fa2'], 2)}, "
+              f"min ours/cuDNN {fmt(s['min_ours_over_cudnn'], 2)}")
+    print("wrote: " + ", ".join([os.path.join(out_dir, "compare.json"), os.path.join(out_dir, "compare.md")] + pngs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

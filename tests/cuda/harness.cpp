@@ -1,0 +1,537 @@
+// Implementation of the CUDA tests' harness (see harness.hpp).
+#include "harness.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/validate.hpp"
+
+namespace fa::cuda_test {
+
+void cuda_ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  // Never a null pointer, even for empty tensors: validation rejects null data only when
+  // numel > 0, and a real allocation makes a stray write visible to compute-sanitizer.
+  cuda_ok(cudaMalloc(&ptr_, std::max<size_t>(bytes, 256)), "cudaMalloc");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+void DeviceBuffer::poison() const {
+  cuda_ok(cudaMemset(ptr_, 0xFF, std::max<size_t>(bytes_, 256)), "cudaMemset(poison)");
+}
+
+std::vector<uint8_t> DeviceBuffer::to_host_bytes() const {
+  std::vector<uint8_t> h(bytes_);
+  if (bytes_) cuda_ok(cudaMemcpy(h.data(), ptr_, bytes_, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  return h;
+}
+
+std::vector<double> to_host(const double* dev, size_t n) {
+  std::vector<double> h(n);
+  if (n) cuda_ok(cudaMemcpy(h.data(), dev, n * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  return h;
+}
+
+std::vector<float> to_host(const float* dev, size_t n) {
+  std::vector<float> h(n);
+  if (n) cuda_ok(cudaMemcpy(h.data(), dev, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  return h;
+}
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::Contiguous: return "contiguous";
+    case Layout::Padded: return "padded";
+    case Layout::HeadMajor: return "head_major";
+    case Layout::PackedQKV: return "packed_qkv";
+    case Layout::Offset64: return "offset64";
+  }
+  return "?";
+}
+
+const char* algo_name(fa_algo a) {
+  switch (a) {
+    case FA_ALGO_AUTO: return "auto";
+    case FA_ALGO_FA1: return "fa1";
+    case FA_ALGO_FA2: return "fa2";
+    case FA_ALGO_FA3: return "fa3";
+  }
+  return "?";
+}
+
+size_t dtype_size(fa_dtype t) {
+  switch (t) {
+    case FA_DTYPE_FLOAT16:
+    case FA_DTYPE_BFLOAT16: return 2;
+    case FA_DTYPE_FLOAT32:
+    case FA_DTYPE_INT32: return 4;
+    case FA_DTYPE_FLOAT8_E4M3: return 1;
+  }
+  return 0;
+}
+
+bool claimed_head_dim(int d) { return d == 32 || d == 64 || d == 96 || d == 128 || d == 192 || d == 256; }
+
+std::string Case::describe() const {
+  std::ostringstream s;
+  s << name << ": " << (dtype == FA_DTYPE_FLOAT16 ? "fp16" : "bf16") << " d=" << d << " hq=" << hq
+    << " hk=" << hk;
+  if (varlen()) {
+    s << " varlen q=[";
+    for (size_t i = 0; i < seqlens_q.size(); ++i) s << (i ? "," : "") << seqlens_q[i];
+    s << "] k=[";
+    for (size_t i = 0; i < seqlens_k.size(); ++i) s << (i ? "," : "") << seqlens_k[i];
+    s << "]";
+    if (!seqused_k.empty()) {
+      s << " used_k=[";
+      for (size_t i = 0; i < seqused_k.size(); ++i) s << (i ? "," : "") << seqused_k[i];
+      s << "]";
+    }
+  } else {
+    s << " B=" << batch << " Nq=" << nq << " Nk=" << nk;
+  }
+  if (causal) s << " causal";
+  if (window_left >= 0 || window_right >= 0) s << " window=(" << window_left << "," << window_right << ")";
+  if (softcap > 0) s << " softcap=" << softcap;
+  s << " layout=" << layout_name(layout);
+  if (input == Input::LargeLogits) s << " input=q*8";
+  if (input == Input::HeavyTail) s << " input=student_t3";
+  return s.str();
+}
+
+namespace {
+
+uint64_t test_seed() {
+  if (const char* env = std::getenv("FA_TEST_SEED")) return std::strtoull(env, nullptr, 0);
+  std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+core::DType core_dtype(fa_dtype t) { return t == FA_DTYPE_FLOAT16 ? core::DType::F16 : core::DType::BF16; }
+
+// One [rows, heads, D] view per batch (rank 4) or over all rows (varlen, rank 3).
+struct ViewSpec {
+  size_t elems = 0;     // allocation size in elements
+  int64_t strides[4]{};  // batch, row, head, dim (varlen: row, head, dim)
+};
+
+ViewSpec view_spec(Layout l, bool varlen, int64_t batch, int64_t rows, int64_t heads, int64_t d) {
+  ViewSpec v;
+  int64_t bs = 0, rs = 0, hs = 0;
+  switch (l) {
+    case Layout::Contiguous:
+    case Layout::PackedQKV:  // PackedQKV views are built by make_packed; others are contiguous
+      hs = d, rs = heads * d, bs = rows * rs;
+      break;
+    case Layout::Padded:
+      // Gaps of 8 elements keep every row 16-byte aligned, which vectorised kernels rely on.
+      hs = d + 8, rs = heads * hs + 8, bs = rows * rs + 16;
+      break;
+    case Layout::HeadMajor:
+      rs = d, hs = rows * d, bs = heads * rows * d;
+      break;
+    case Layout::Offset64:
+      // Batch b > 0 starts past element 2^31: 32-bit offset arithmetic would wrap.
+      hs = d, rs = heads * d, bs = std::max<int64_t>(rows * rs, (int64_t(1) << 31) + 64);
+      break;
+  }
+  if (varlen) {
+    v.elems = l == Layout::HeadMajor ? size_t(heads * rows * d)
+                                     : size_t(rows * rs + (l == Layout::Padded ? 16 : 0));
+    v.strides[0] = rs, v.strides[1] = hs, v.strides[2] = 1;
+  } else {
+    v.elems = l == Layout::Offset64 ? size_t((batch - 1) * bs + rows * rs) : size_t(batch * bs);
+    v.strides[0] = bs, v.strides[1] = rs, v.strides[2] = hs, v.strides[3] = 1;
+  }
+  return v;
+}
+
+fa_tensor make_tensor(void* base, size_t offset_elems, fa_dtype dt, bool varlen, int64_t batch, int64_t rows,
+                      int64_t heads, int64_t d, const int64_t* strides) {
+  fa_tensor t{};
+  t.data = static_cast<char*>(base) + offset_elems * dtype_size(dt);
+  t.dtype = dt;
+  t.device = FA_DEVICE_CUDA;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  t.device_id = dev;
+  if (varlen) {
+    t.rank = 3;
+    t.shape[0] = rows, t.shape[1] = heads, t.shape[2] = d;
+    for (int i = 0; i < 3; ++i) t.strides[i] = strides[i];
+  } else {
+    t.rank = 4;
+    t.shape[0] = batch, t.shape[1] = rows, t.shape[2] = heads, t.shape[3] = d;
+    for (int i = 0; i < 4; ++i) t.strides[i] = strides[i];
+  }
+  return t;
+}
+
+fa_tensor single_view(TensorSet& set, Layout l, fa_dtype dt, bool varlen, int64_t batch, int64_t rows,
+                      int64_t heads, int64_t d) {
+  ViewSpec s = view_spec(l, varlen, batch, rows, heads, d);
+  auto buf = std::make_shared<DeviceBuffer>(s.elems * dtype_size(dt));
+  set.buffers.push_back(buf);
+  return make_tensor(buf->get(), 0, dt, varlen, batch, rows, heads, d, s.strides);
+}
+
+// q, k, v as slices of one [B, N, Hq + 2 Hk, D] (varlen [T, Hq + 2 Hk, D]) buffer.
+void make_packed(TensorSet& set, const Case& c, bool varlen, int64_t rows) {
+  const int64_t ht = c.hq + 2 * c.hk;
+  int64_t st[4];
+  size_t elems;
+  if (varlen) {
+    st[0] = ht * c.d, st[1] = c.d, st[2] = 1;
+    elems = size_t(rows * ht * c.d);
+  } else {
+    st[0] = rows * ht * c.d, st[1] = ht * c.d, st[2] = c.d, st[3] = 1;
+    elems = size_t(c.batch * rows * ht * c.d);
+  }
+  auto buf = std::make_shared<DeviceBuffer>(elems * dtype_size(c.dtype));
+  set.buffers.push_back(buf);
+  set.q = make_tensor(buf->get(), 0, c.dtype, varlen, c.batch, rows, c.hq, c.d, st);
+  set.k = make_tensor(buf->get(), size_t(c.hq) * c.d, c.dtype, varlen, c.batch, rows, c.hk, c.d, st);
+  set.v = make_tensor(buf->get(), size_t(c.hq + c.hk) * c.d, c.dtype, varlen, c.batch, rows, c.hk, c.d, st);
+}
+
+TensorSet make_set(const Problem& pb, Layout l) {
+  const Case& c = pb.c;
+  const bool vl = c.varlen();
+  const int64_t rq = vl ? pb.total_q : c.nq, rk = vl ? pb.total_k : c.nk;
+  TensorSet set;
+  if (l == Layout::PackedQKV) {
+    if (rq != rk) throw std::runtime_error("PackedQKV needs equal q and k rows");
+    make_packed(set, c, vl, rq);
+  } else {
+    set.q = single_view(set, l, c.dtype, vl, c.batch, rq, c.hq, c.d);
+    set.k = single_view(set, l, c.dtype, vl, c.batch, rk, c.hk, c.d);
+    set.v = single_view(set, l, c.dtype, vl, c.batch, rk, c.hk, c.d);
+  }
+  return set;
+}
+
+std::shared_ptr<DeviceBuffer> upload_i32(const std::vector<int>& h, fa_tensor* t) {
+  auto buf = std::make_shared<DeviceBuffer>(h.size() * sizeof(int32_t));
+  if (!h.empty())
+    cuda_ok(cudaMemcpy(buf->get(), h.data(), h.size() * sizeof(int32_t), cudaMemcpyHostToDevice), "upload");
+  *t = fa_tensor{};
+  t->data = buf->get();
+  t->dtype = FA_DTYPE_INT32;
+  t->device = FA_DEVICE_CUDA;
+  cudaGetDevice(&t->device_id);
+  t->rank = 1;
+  t->shape[0] = int64_t(h.size());
+  t->strides[0] = 1;
+  return buf;
+}
+
+core::Strides strides_of(const fa_tensor& t) {
+  core::Strides s;
+  if (t.rank == 3) {
+    s.batch = 0, s.row = t.strides[0], s.head = t.strides[1];
+  } else {
+    s.batch = t.strides[0], s.row = t.strides[1], s.head = t.strides[2];
+  }
+  return s;
+}
+
+}  // namespace
+
+std::unique_ptr<Problem> make_problem(const Case& c) {
+  auto pb = std::make_unique<Problem>();
+  pb->c = c;
+  pb->seed = test_seed();
+  if (c.varlen()) {
+    pb->c.batch = int(c.seqlens_q.size());
+    std::vector<int> cq{0}, ck{0};
+    int64_t mq = 0, mk = 0;
+    for (size_t b = 0; b < c.seqlens_q.size(); ++b) {
+      cq.push_back(cq.back() + c.seqlens_q[b]);
+      ck.push_back(ck.back() + c.seqlens_k[b]);
+      mq = std::max<int64_t>(mq, c.seqlens_q[b]);
+      mk = std::max<int64_t>(mk, c.seqlens_k[b]);
+    }
+    pb->total_q = cq.back();
+    pb->total_k = ck.back();
+    pb->cu_q = upload_i32(cq, &pb->cu_q_t);
+    pb->cu_k = upload_i32(ck, &pb->cu_k_t);
+    pb->vl.cu_seqlens_q = &pb->cu_q_t;
+    pb->vl.cu_seqlens_k = &pb->cu_k_t;
+    if (!c.seqused_k.empty()) {
+      pb->used_k = upload_i32(c.seqused_k, &pb->used_k_t);
+      pb->vl.seqused_k = &pb->used_k_t;
+    }
+    pb->vl.max_seqlen_q = mq;
+    pb->vl.max_seqlen_k = mk;
+    pb->c.nq = mq;
+    pb->c.nk = mk;
+  } else {
+    pb->total_q = int64_t(c.batch) * c.nq;
+    pb->total_k = int64_t(c.batch) * c.nk;
+  }
+  pb->qkv = make_set(*pb, c.layout);
+  pb->dout_set = make_set(*pb, c.layout == Layout::PackedQKV ? Layout::Contiguous : c.layout);
+
+  const core::DType dt = core_dtype(c.dtype);
+  const Dist qk_dist = c.input == Input::HeavyTail ? Dist::StudentT : Dist::Normal;
+  const float q_scale = c.input == Input::LargeLogits ? 8.f : 1.f;
+  uint64_t sub = pb->seed;
+  // Fill whole buffers (padding included) so reading a gap gives plausible-looking garbage, not
+  // zeros that could hide a stride bug. Packed buffers are shared: fill the first (only) buffer.
+  if (c.layout == Layout::PackedQKV) {
+    auto& b = pb->qkv.buffers[0];
+    cuda_ok(fill_random(b->get(), dt, b->bytes() / 2, ++sub, qk_dist, q_scale, nullptr), "fill qkv");
+  } else {
+    auto& bq = pb->qkv.buffers[0];
+    auto& bk = pb->qkv.buffers[1];
+    auto& bv = pb->qkv.buffers[2];
+    cuda_ok(fill_random(bq->get(), dt, bq->bytes() / 2, ++sub, qk_dist, q_scale, nullptr), "fill q");
+    cuda_ok(fill_random(bk->get(), dt, bk->bytes() / 2, ++sub, qk_dist, 1.f, nullptr), "fill k");
+    cuda_ok(fill_random(bv->get(), dt, bv->bytes() / 2, ++sub, Dist::Normal, 1.f, nullptr), "fill v");
+  }
+  for (auto& b : pb->dout_set.buffers)
+    cuda_ok(fill_random(b->get(), dt, b->bytes() / 2, ++sub, Dist::Normal, 1.f, nullptr), "fill dout");
+  cuda_ok(cudaDeviceSynchronize(), "fill sync");
+  return pb;
+}
+
+TensorSet make_outputs(const Problem& pb, bool grads) {
+  TensorSet set;
+  if (grads) {
+    set = make_set(pb, pb.c.layout);
+  } else {
+    const Layout l = pb.c.layout == Layout::PackedQKV ? Layout::Contiguous : pb.c.layout;
+    set.q = single_view(set, l, pb.c.dtype, pb.c.varlen(), pb.c.batch, pb.c.varlen() ? pb.total_q : pb.c.nq,
+                        pb.c.hq, pb.c.d);
+  }
+  for (auto& b : set.buffers) b->poison();
+  return set;
+}
+
+std::shared_ptr<DeviceBuffer> make_lse(const Problem& pb, fa_tensor* t) {
+  const Case& c = pb.c;
+  *t = fa_tensor{};
+  t->dtype = FA_DTYPE_FLOAT32;
+  t->device = FA_DEVICE_CUDA;
+  cudaGetDevice(&t->device_id);
+  size_t n;
+  if (c.varlen()) {
+    t->rank = 2;
+    t->shape[0] = c.hq, t->shape[1] = pb.total_q;
+    t->strides[0] = pb.total_q, t->strides[1] = 1;
+    n = size_t(c.hq) * pb.total_q;
+  } else {
+    t->rank = 3;
+    t->shape[0] = c.batch, t->shape[1] = c.hq, t->shape[2] = c.nq;
+    t->strides[0] = c.hq * c.nq, t->strides[1] = c.nq, t->strides[2] = 1;
+    n = size_t(c.batch) * c.hq * c.nq;
+  }
+  auto buf = std::make_shared<DeviceBuffer>(n * sizeof(float));
+  buf->poison();
+  t->data = buf->get();
+  return buf;
+}
+
+fa_options options_for(const Case& c, fa_algo algo) {
+  fa_options o;
+  fa_options_init(&o);
+  o.causal = c.causal ? 1 : 0;
+  o.window_left = c.window_left;
+  o.window_right = c.window_right;
+  o.softcap = c.softcap;
+  o.backend = FA_BACKEND_CUDA;
+  o.algo = algo;
+  return o;
+}
+
+core::AttnParams params_for(const Problem& pb, const fa_tensor& out, const fa_tensor* dout) {
+  const fa_options opt = options_for(pb.c, FA_ALGO_AUTO);
+  core::CallArgs a;
+  a.q = &pb.qkv.q, a.k = &pb.qkv.k, a.v = &pb.qkv.v;
+  a.varlen = pb.varlen();
+  a.out = &out;
+  a.opt = &opt;
+  core::AttnParams p;
+  core::Status st = core::make_params(a, &p);
+  if (!st.ok()) throw std::runtime_error("validation rejected the reference's view of the call: " + st.message);
+  if (dout) {
+    p.dout = dout->data;
+    p.do_str = strides_of(*dout);
+  }
+  return p;
+}
+
+void compute_reference(const Problem& pb, bool backward, Reference* r) {
+  // The reference needs an `out` tensor only for validation; any q-shaped view will do.
+  TensorSet outs = make_outputs(pb, false);
+  const core::AttnParams p = params_for(pb, outs.q, &pb.dout_set.q);
+  const DenseDims dd = dense_dims(p);
+  DeviceBuffer o(dd.o_elems() * 8), lse(dd.lse_elems() * 8), no(dd.o_elems() * 8), nlse(dd.lse_elems() * 8);
+  for (auto* b : {&o, &lse, &no, &nlse}) b->poison();
+  cuda_ok(reference_forward(p, Precision::F64, o.as<double>(), lse.as<double>(), nullptr), "reference_forward f64");
+  cuda_ok(reference_forward(p, Precision::Naive, no.as<double>(), nlse.as<double>(), nullptr),
+          "reference_forward naive");
+  cuda_ok(cudaDeviceSynchronize(), "reference forward");
+  r->o = to_host(o.as<double>(), dd.o_elems());
+  r->lse = to_host(lse.as<double>(), dd.lse_elems());
+  r->n_o = to_host(no.as<double>(), dd.o_elems());
+  r->n_lse = to_host(nlse.as<double>(), dd.lse_elems());
+  r->has_backward = false;
+  if (!backward) return;
+  DeviceBuffer dq(dd.o_elems() * 8), dk(dd.k_elems() * 8), dv(dd.k_elems() * 8);
+  cuda_ok(reference_backward(p, Precision::F64, o.as<double>(), lse.as<double>(), dq.as<double>(), dk.as<double>(),
+                             dv.as<double>(), nullptr),
+          "reference_backward f64");
+  cuda_ok(cudaDeviceSynchronize(), "reference backward f64");
+  r->dq = to_host(dq.as<double>(), dd.o_elems());
+  r->dk = to_host(dk.as<double>(), dd.k_elems());
+  r->dv = to_host(dv.as<double>(), dd.k_elems());
+  cuda_ok(reference_backward(p, Precision::Naive, no.as<double>(), nlse.as<double>(), dq.as<double>(),
+                             dk.as<double>(), dv.as<double>(), nullptr),
+          "reference_backward naive");
+  cuda_ok(cudaDeviceSynchronize(), "reference backward naive");
+  r->n_dq = to_host(dq.as<double>(), dd.o_elems());
+  r->n_dk = to_host(dk.as<double>(), dd.k_elems());
+  r->n_dv = to_host(dv.as<double>(), dd.k_elems());
+  r->has_backward = true;
+}
+
+std::vector<double> gather(const Problem& pb, const fa_tensor& t, bool like_q) {
+  const Case& c = pb.c;
+  const bool vl = c.varlen();
+  const int batch = vl ? 1 : c.batch;
+  const int64_t rows = vl ? (like_q ? pb.total_q : pb.total_k) : (like_q ? c.nq : c.nk);
+  const int heads = like_q ? c.hq : c.hk;
+  const size_t n = size_t(batch) * rows * heads * c.d;
+  DeviceBuffer dense(n * 8);
+  cuda_ok(gather_to_f64(t.data, core_dtype(c.dtype), strides_of(t), batch, rows, heads, c.d, dense.as<double>(),
+                        nullptr),
+          "gather");
+  cuda_ok(cudaDeviceSynchronize(), "gather sync");
+  return to_host(dense.as<double>(), n);
+}
+
+std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse) {
+  const size_t n = size_t(pb.c.hq) * pb.total_q;  // B*Hq*Nq or Hq*Tq, both contiguous
+  std::vector<float> f = to_host(static_cast<const float*>(lse.data), n);
+  return std::vector<double>(f.begin(), f.end());
+}
+
+::testing::AssertionResult check_rule(const char* what, const std::vector<double>& ours,
+                                      const std::vector<double>& ref, const std::vector<double>& naive,
+                                      bool is_lse, RuleResult* res) {
+  RuleResult r;
+  size_t worst = 0, bad = 0, first_bad = size_t(-1);
+  std::string first_bad_why;
+  if (ours.size() != ref.size() || naive.size() != ref.size())
+    return ::testing::AssertionFailure() << what << ": size mismatch";
+  for (size_t e = 0; e < ref.size(); ++e) {
+    const double o = ours[e], rf = ref[e], nv = naive[e];
+    if (is_lse && std::isinf(rf) && rf < 0) {
+      if (!(std::isinf(o) && o < 0)) {
+        if (bad++ == 0) first_bad = e, first_bad_why = "reference is -inf (no visible key)";
+      }
+      continue;
+    }
+    if (!std::isfinite(o)) {
+      if (bad++ == 0) first_bad = e, first_bad_why = "not finite (unwritten, NaN or Inf)";
+      continue;
+    }
+    const double err = std::fabs(o - rf);
+    if (err > r.err) r.err = err, worst = e;
+    if (std::isfinite(nv)) r.naive_err = std::max(r.naive_err, std::fabs(nv - rf));
+  }
+  r.bound = 2.0 * r.naive_err + 1e-5;
+  std::ostringstream s;
+  s << what << ": max|ours-ref| = " << r.err << " (at " << worst << ": ours " << (ours.empty() ? 0 : ours[worst])
+    << ", ref " << (ref.empty() ? 0 : ref[worst]) << "), max|naive-ref| = " << r.naive_err << ", bound "
+    << r.bound;
+  r.detail = s.str();
+  if (res) *res = r;
+  if (bad)
+    return ::testing::AssertionFailure() << what << ": " << bad << " bad element(s); first at " << first_bad
+                                         << ": ours " << ours[first_bad] << ", ref " << ref[first_bad] << " ("
+                                         << first_bad_why << "). " << r.detail;
+  if (!(r.err <= r.bound)) return ::testing::AssertionFailure() << r.detail;
+  return ::testing::AssertionSuccess() << r.detail;
+}
+
+::testing::AssertionResult check_masked_rows_zero(const Problem& pb, const std::vector<double>& o,
+                                                  const std::vector<double>& ref_lse) {
+  const Case& c = pb.c;
+  const int64_t rows = c.varlen() ? pb.total_q : c.nq;
+  const int64_t nrows_total = c.varlen() ? pb.total_q : int64_t(c.batch) * c.nq;
+  size_t masked = 0;
+  for (int64_t r = 0; r < nrows_total; ++r) {
+    const int64_t b = r / rows, i = r % rows;
+    for (int h = 0; h < c.hq; ++h) {
+      const size_t li = c.varlen() ? size_t(h) * pb.total_q + size_t(r) : (size_t(b) * c.hq + h) * c.nq + size_t(i);
+      if (!(std::isinf(ref_lse[li]) && ref_lse[li] < 0)) continue;
+      ++masked;
+      for (int d = 0; d < c.d; ++d) {
+        const double v = o[(size_t(r) * c.hq + h) * c.d + d];
+        if (v != 0.0)
+          return ::testing::AssertionFailure() << "fully masked row " << r << " head " << h << ": O[" << d
+                                               << "] = " << v << ", expected exactly 0";
+      }
+    }
+  }
+  return ::testing::AssertionSuccess() << masked << " fully masked (row, head) pairs with O = 0";
+}
+
+::testing::AssertionResult check_untouched_outside(const DeviceBuffer& buf, const std::vector<const fa_tensor*>& views) {
+  if (views.empty()) return ::testing::AssertionSuccess();
+  const size_t es = dtype_size(views[0]->dtype);
+  const size_t n = buf.bytes() / es;
+  std::vector<uint8_t> covered(n, 0);
+  for (const fa_tensor* t : views) {
+    const size_t base = size_t(static_cast<const char*>(t->data) - static_cast<const char*>(buf.get())) / es;
+    const int r = t->rank;
+    const int64_t outer = r == 4 ? t->shape[0] : 1;
+    const int64_t rows = t->shape[r - 3], heads = t->shape[r - 2], d = t->shape[r - 1];
+    const int64_t sb = r == 4 ? t->strides[0] : 0, sr = t->strides[r - 3], sh = t->strides[r - 2];
+    for (int64_t b = 0; b < outer; ++b)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t h = 0; h < heads; ++h) {
+          const size_t off = base + size_t(b * sb + i * sr + h * sh);
+          std::fill(covered.begin() + off, covered.begin() + off + d, uint8_t(1));
+        }
+  }
+  const std::vector<uint8_t> bytes = buf.to_host_bytes();
+  for (size_t e = 0; e < n; ++e) {
+    if (covered[e]) continue;
+    for (size_t k = 0; k < es; ++k)
+      if (bytes[e * es + k] != 0xFF)
+        return ::testing::AssertionFailure() << "element " << e << " outside the tensor view was overwritten";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+CallOutcome classify(fa_status st, const Case& c, fa_algo algo, std::string* msg) {
+  const std::string err = fa_last_error();
+  if (st == FA_OK) return CallOutcome::Ran;
+  if (st == FA_ERROR_UNSUPPORTED) {
+    const bool claimed = (c.dtype == FA_DTYPE_FLOAT16 || c.dtype == FA_DTYPE_BFLOAT16) && claimed_head_dim(c.d);
+    if (algo == FA_ALGO_AUTO && claimed) {
+      *msg = "AUTO must serve every fp16/bf16 case with head_dim in {32,64,96,128,192,256}, but: " + err;
+      return CallOutcome::Failed;
+    }
+    *msg = std::string("algo ") + algo_name(algo) + " does not provide this case: " + err;
+    return CallOutcome::Unsupported;
+  }
+  *msg = std::string(fa_status_string(st)) + ": " + err;
+  return CallOutcome::Failed;
+}
+
+}  // namespace fa::cuda_test

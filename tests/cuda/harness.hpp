@@ -1,0 +1,173 @@
+// The CUDA tests' harness: device buffers, test cases (shape, mask, dtype, layout, varlen), the
+// library's tensors over poisoned device memory, calls through the C ABI, and the 2x rule.
+//
+// A test case owns its inputs; outputs are allocated per call and filled with 0xFF bytes (NaN in
+// fp16/bf16/fp32) so an element the kernel never wrote fails. Errors are measured against the
+// float64 reference with the rule of DEVELOPERS.md / STYLE.md:
+//     max|ours - ref| <= 2 * max|naive_same_precision - ref| + 1e-5
+// and any NaN/Inf in ours fails, except LSE = -inf exactly where the reference has -inf.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <flashattn/flashattn.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/params.hpp"
+#include "reference_f64.hpp"
+
+namespace fa::cuda_test {
+
+#define FA_CUDA_CHECK(expr)                                                                \
+  do {                                                                                     \
+    cudaError_t _e = (expr);                                                               \
+    ASSERT_EQ(_e, cudaSuccess) << #expr << ": " << cudaGetErrorString(_e);                 \
+  } while (0)
+
+// Skips the current test, visibly, when there is no GPU. Use first in every test body.
+#define FA_REQUIRE_GPU()                                                                   \
+  do {                                                                                     \
+    if (fa_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped"; \
+  } while (0)
+
+// Owning device allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+  void poison() const;  // 0xFF bytes
+  std::vector<uint8_t> to_host_bytes() const;
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+std::vector<double> to_host(const double* dev, size_t n);
+std::vector<float> to_host(const float* dev, size_t n);
+
+// How q/k/v (and the matching output/gradient tensors) sit in memory.
+enum class Layout {
+  Contiguous,  // [B, N, H, D] (varlen [T, H, D])
+  Padded,      // gaps after every head, row and batch (multiples of 8 elements: 16-byte aligned)
+  HeadMajor,   // [B, H, N, D] storage seen as [B, N, H, D] (what SDPA users pass after transpose)
+  PackedQKV,   // q, k, v (and dq, dk, dv) sliced out of one [B, N, Hq + 2 Hk, D] tensor
+  Offset64,    // batch stride of 2^31 + 64 elements: element offsets need 64 bits (several GB)
+};
+const char* layout_name(Layout l);
+
+enum class Input { Normal, LargeLogits, HeavyTail };  // LargeLogits: q scaled by 8
+
+struct Case {
+  std::string name;
+  fa_dtype dtype = FA_DTYPE_BFLOAT16;
+  int batch = 1;
+  int hq = 1;
+  int hk = 1;
+  int d = 64;
+  int64_t nq = 128;
+  int64_t nk = 128;
+  bool causal = false;
+  int window_left = -1;
+  int window_right = -1;
+  float softcap = 0.f;
+  Layout layout = Layout::Contiguous;
+  Input input = Input::Normal;
+  // Varlen form when seqlens_q is non-empty (B = its size); seqused_k optional.
+  std::vector<int> seqlens_q, seqlens_k, seqused_k;
+  bool varlen() const { return !seqlens_q.empty(); }
+  std::string describe() const;
+};
+
+// A head dim the library claims to serve on every CUDA device (AUTO must then succeed).
+bool claimed_head_dim(int d);
+
+// A set of three [.., H, D] views (q-like, k-like, v-like) over device memory, per Case layout.
+struct TensorSet {
+  std::vector<std::shared_ptr<DeviceBuffer>> buffers;
+  fa_tensor q{}, k{}, v{};
+};
+
+// The inputs of one case, on the device, with fresh random values.
+struct Problem {
+  Case c;
+  uint64_t seed = 0;
+  TensorSet qkv;
+  TensorSet dout_set;  // only .q is used: dO, laid out like q
+  std::shared_ptr<DeviceBuffer> cu_q, cu_k, used_k;
+  fa_tensor cu_q_t{}, cu_k_t{}, used_k_t{};
+  fa_varlen vl{};
+  int64_t total_q = 0, total_k = 0;
+
+  const fa_varlen* varlen() const { return c.varlen() ? &vl : nullptr; }
+};
+
+// Builds and fills the inputs. Seed: FA_TEST_SEED if set, else fresh.
+std::unique_ptr<Problem> make_problem(const Case& c);
+// Output tensors, poisoned. grads = false: .q is `out` (laid out like q; contiguous for
+// PackedQKV). grads = true: dq/dk/dv in the case's layout (PackedQKV: one shared buffer, as in a
+// fused qkv projection's backward).
+TensorSet make_outputs(const Problem& pb, bool grads);
+// lse [B, Hq, Nq] or [Hq, Tq], fp32, poisoned.
+std::shared_ptr<DeviceBuffer> make_lse(const Problem& pb, fa_tensor* t);
+
+fa_options options_for(const Case& c, fa_algo algo);
+
+// AttnParams as the library sees the call (validated by the library's own code): the reference
+// reads the same pointers and strides. dout/do_str are filled when dout is given.
+// Throws std::runtime_error (reported by gtest) when validation rejects the call.
+core::AttnParams params_for(const Problem& pb, const fa_tensor& out, const fa_tensor* dout);
+
+// Reference results of one problem (both precisions), computed on demand and cached by the
+// caller's test so the algorithm variants of one case share them.
+struct Reference {
+  std::vector<double> o, lse, dq, dk, dv;        // float64
+  std::vector<double> n_o, n_lse, n_dq, n_dk, n_dv;  // naive same precision
+  bool has_backward = false;
+};
+void compute_reference(const Problem& pb, bool backward, Reference* r);  // throws on CUDA errors
+
+// Ours, gathered into the reference's dense order.
+std::vector<double> gather(const Problem& pb, const fa_tensor& t, bool like_q);
+std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse);
+
+// The 2x rule for one output; for LSE pass is_lse = true (-inf must match -inf exactly).
+struct RuleResult {
+  double err = 0, naive_err = 0, bound = 0;
+  std::string detail;
+};
+::testing::AssertionResult check_rule(const char* what, const std::vector<double>& ours,
+                                      const std::vector<double>& ref, const std::vector<double>& naive,
+                                      bool is_lse, RuleResult* res);
+
+// Rows the reference found fully masked (LSE = -inf) must have O exactly 0 in ours.
+::testing::AssertionResult check_masked_rows_zero(const Problem& pb, const std::vector<double>& o,
+                                                  const std::vector<double>& ref_lse);
+
+// Throws std::runtime_error with the CUDA error text.
+void cuda_ok(cudaError_t e, const char* what);
+
+// Bytes of `buf` outside the given views must still be 0xFF: the kernel wrote only inside.
+::testing::AssertionResult check_untouched_outside(const DeviceBuffer& buf,
+                                                   const std::vector<const fa_tensor*>& views);
+
+// Status handling shared by all tests. Returns true when the call ran; on UNSUPPORTED records a
+// skip reason (caller GTEST_SKIPs) unless algo is AUTO on a claimed configuration (then fails).
+enum class CallOutcome { Ran, Unsupported, Failed };
+CallOutcome classify(fa_status st, const Case& c, fa_algo algo, std::string* msg);
+
+const char* algo_name(fa_algo a);
+size_t dtype_size(fa_dtype t);
+
+}  // namespace fa::cuda_test

@@ -1,0 +1,292 @@
+// Forward and backward of every CUDA algorithm (FA1, FA2, FA3 and AUTO) against the float64 GPU
+// reference with the 2x rule, over a shape grid: head dims 32..256, seqlens 1, 17, 128, 1000,
+// 4097, Nq != Nk both ways, causal, sliding windows, softcap, GQA 7:1 and MQA, fp16 and bf16,
+// varlen with empty sequences and seqused_k, strided/packed/head-major layouts, 64-bit offsets,
+// several waves of CTAs, fully masked rows and k_len = 0.
+//
+// Test names: <Suite>/CudaForward.Matches/<case>_<algo> (Suite = Quick or Grid); the Quick suite
+// is small enough for compute-sanitizer. An algorithm that does not provide a case is skipped
+// with the library's message; AUTO must serve every claimed case (it fails instead).
+// Inputs are fresh random per case (FA_TEST_SEED=<n> replays one) and shared by that case's
+// algorithm variants, so the reference is computed once per case.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "harness.hpp"
+
+namespace fa::cuda_test {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The grid
+// ---------------------------------------------------------------------------------------------
+Case mk(fa_dtype dt, int d, int batch, int hq, int hk, int64_t nq, int64_t nk) {
+  Case c;
+  c.dtype = dt, c.d = d, c.batch = batch, c.hq = hq, c.hk = hk, c.nq = nq, c.nk = nk;
+  return c;
+}
+Case causal(Case c) { return c.causal = true, c; }
+Case window(Case c, int l, int r) { return c.window_left = l, c.window_right = r, c; }
+Case softcap(Case c, float s) { return c.softcap = s, c; }
+Case layout(Case c, Layout l) { return c.layout = l, c; }
+Case input(Case c, Input in) { return c.input = in, c; }
+Case varlen(Case c, std::vector<int> q, std::vector<int> k, std::vector<int> used = {}) {
+  c.seqlens_q = std::move(q), c.seqlens_k = std::move(k), c.seqused_k = std::move(used);
+  return c;
+}
+
+std::string auto_name(const Case& c) {
+  std::ostringstream s;
+  s << (c.dtype == FA_DTYPE_FLOAT16 ? "fp16" : "bf16") << "_d" << c.d << "_h" << c.hq << "x" << c.hk;
+  if (c.varlen()) {
+    s << "_varlen" << c.seqlens_q.size();
+    if (!c.seqused_k.empty()) s << "_used";
+  } else {
+    s << "_b" << c.batch << "_q" << c.nq << "_k" << c.nk;
+  }
+  if (c.causal) s << "_causal";
+  if (c.window_left >= 0 || c.window_right >= 0)
+    s << "_w" << (c.window_left < 0 ? std::string("inf") : std::to_string(c.window_left)) << "_"
+      << (c.window_right < 0 ? std::string("inf") : std::to_string(c.window_right));
+  if (c.softcap > 0) s << "_cap" << int(c.softcap);
+  if (c.layout != Layout::Contiguous) s << "_" << layout_name(c.layout);
+  if (c.input == Input::LargeLogits) s << "_bigq";
+  if (c.input == Input::HeavyTail) s << "_heavy";
+  return s.str();
+}
+
+std::vector<Case> named(std::vector<Case> v) {
+  std::map<std::string, int> seen;
+  for (Case& c : v) {
+    c.name = auto_name(c);
+    if (int n = seen[c.name]++) c.name += "_" + std::to_string(n);
+  }
+  return v;
+}
+
+constexpr fa_dtype BF16 = FA_DTYPE_BFLOAT16;
+constexpr fa_dtype FP16 = FA_DTYPE_FLOAT16;
+
+// Small shapes: the compute-sanitizer subset (about 100x slower there) and a first smoke test.
+std::vector<Case> quick_cases() {
+  return named({
+      mk(BF16, 64, 1, 2, 2, 17, 17),
+      causal(mk(FP16, 128, 2, 2, 1, 128, 128)),
+      causal(mk(BF16, 64, 1, 2, 2, 17, 130)),         // Nq < Nk
+      causal(mk(BF16, 128, 1, 2, 2, 130, 17)),        // Nq > Nk: fully masked rows
+      softcap(window(mk(FP16, 64, 1, 6, 2, 100, 100), 16, 16), 30.f),
+      causal(varlen(mk(BF16, 64, 0, 4, 2, 0, 0), {17, 0, 33, 1}, {40, 5, 0, 1}, {40, 3, 0, 1})),
+      causal(layout(mk(BF16, 96, 2, 2, 2, 33, 65), Layout::Padded)),
+      mk(FP16, 256, 1, 1, 1, 70, 70),
+  });
+}
+
+std::vector<Case> grid_cases() {
+  std::vector<Case> v;
+  // 1. Every head dim x dtype x {no mask, causal}, GQA 2:1, one full-ish tile count.
+  for (int d : {32, 64, 96, 128, 192, 256})
+    for (fa_dtype dt : {BF16, FP16}) {
+      v.push_back(mk(dt, d, 2, 4, 2, 1000, 1000));
+      v.push_back(causal(mk(dt, d, 2, 4, 2, 1000, 1000)));
+    }
+  // 2. Sequence lengths, square and Nq != Nk both ways (bottom-right aligned masks).
+  const std::pair<int64_t, int64_t> lens[] = {{1, 1},      {17, 17},   {128, 128},  {4097, 4097}, {1, 1000},
+                                              {1000, 1},   {17, 128},  {128, 17},   {1000, 4097}, {4097, 1000},
+                                              {1, 4097}};
+  for (auto [nq, nk] : lens) {
+    v.push_back(mk(BF16, 128, 1, 2, 1, nq, nk));
+    v.push_back(causal(mk(BF16, 128, 1, 2, 1, nq, nk)));
+  }
+  for (auto [nq, nk] : {std::pair<int64_t, int64_t>{17, 17}, {4097, 4097}, {1000, 4097}, {4097, 1000}}) {
+    v.push_back(mk(FP16, 64, 1, 2, 2, nq, nk));
+    v.push_back(causal(mk(FP16, 64, 1, 2, 2, nq, nk)));
+  }
+  v.push_back(mk(BF16, 128, 2, 2, 2, 128, 0));  // k_len = 0: O = 0, LSE = -inf
+  // 3. Sliding windows (left, right), with causal, and with rows that see nothing.
+  v.push_back(window(mk(BF16, 128, 1, 4, 2, 1000, 1000), 256, 0));
+  v.push_back(window(mk(BF16, 128, 1, 4, 2, 1000, 1000), 64, 64));
+  v.push_back(window(mk(BF16, 128, 1, 4, 2, 1000, 500), 64, 64));  // rows < 436 see no key
+  v.push_back(window(mk(BF16, 128, 1, 4, 2, 500, 1000), 64, 64));  // keys nobody sees: dK = dV = 0
+  v.push_back(window(mk(FP16, 64, 1, 2, 2, 4097, 4097), 64, 64));
+  v.push_back(window(mk(FP16, 64, 1, 2, 2, 1000, 1000), -1, 32));
+  v.push_back(causal(window(mk(BF16, 96, 1, 2, 2, 1000, 1000), 128, -1)));
+  v.push_back(window(mk(BF16, 256, 1, 2, 1, 1000, 1000), 0, 0));  // diagonal only
+  // 4. Softcap 30, on ordinary and on large logits (where it changes the result).
+  v.push_back(softcap(mk(BF16, 128, 2, 4, 2, 1000, 1000), 30.f));
+  v.push_back(softcap(causal(mk(BF16, 128, 2, 4, 2, 1000, 1000)), 30.f));
+  v.push_back(softcap(input(mk(FP16, 64, 1, 4, 4, 1000, 1000), Input::LargeLogits), 30.f));
+  v.push_back(softcap(window(input(mk(BF16, 256, 1, 2, 2, 777, 1000), Input::LargeLogits), 64, 64), 30.f));
+  v.push_back(softcap(causal(mk(FP16, 192, 1, 2, 1, 1000, 1000)), 30.f));
+  // 5. GQA 7:1 and MQA.
+  v.push_back(causal(mk(BF16, 128, 2, 14, 2, 1000, 1000)));
+  v.push_back(mk(FP16, 64, 1, 14, 2, 17, 1000));
+  v.push_back(causal(mk(BF16, 128, 1, 8, 1, 128, 4097)));
+  v.push_back(mk(FP16, 256, 2, 8, 1, 1000, 1000));
+  // 6. Input distributions: large logits (peaked rows) and heavy tails.
+  v.push_back(input(mk(BF16, 128, 2, 4, 4, 1000, 1000), Input::LargeLogits));
+  v.push_back(causal(input(mk(FP16, 128, 2, 4, 4, 1000, 1000), Input::LargeLogits)));
+  v.push_back(input(mk(BF16, 64, 2, 4, 4, 1000, 1000), Input::HeavyTail));
+  v.push_back(causal(input(mk(FP16, 256, 1, 2, 2, 1000, 1000), Input::HeavyTail)));
+  // 7. Layouts: q/k/v sliced from packed qkv, head-major storage, padded strides, 64-bit offsets.
+  v.push_back(causal(layout(mk(BF16, 128, 2, 8, 2, 1000, 1000), Layout::PackedQKV)));
+  v.push_back(layout(mk(FP16, 64, 2, 4, 4, 1000, 1000), Layout::HeadMajor));
+  v.push_back(causal(layout(mk(BF16, 96, 2, 4, 2, 1000, 777), Layout::Padded)));
+  v.push_back(layout(mk(BF16, 256, 1, 4, 1, 333, 1000), Layout::HeadMajor));
+  v.push_back(causal(layout(mk(BF16, 64, 2, 2, 1, 1000, 1000), Layout::Offset64)));
+  // 8. Several waves on 132 SMs.
+  v.push_back(mk(BF16, 128, 4, 40, 40, 1000, 1000));
+  v.push_back(causal(mk(FP16, 128, 4, 40, 8, 1000, 1000)));
+  // 9. Varlen: empty q and k sequences, seqused_k, windows, packed.
+  v.push_back(causal(varlen(mk(BF16, 128, 0, 4, 2, 0, 0), {0, 17, 1000, 1, 0, 300}, {5, 17, 1200, 0, 0, 300})));
+  v.push_back(causal(varlen(mk(BF16, 128, 0, 4, 2, 0, 0), {0, 17, 1000, 1, 0, 300}, {5, 17, 1200, 0, 0, 300},
+                            {3, 17, 900, 0, 0, 128})));
+  v.push_back(varlen(mk(FP16, 64, 0, 2, 2, 0, 0), {128, 0, 4097, 17}, {4097, 1, 128, 0}));
+  v.push_back(window(varlen(mk(FP16, 64, 0, 6, 3, 0, 0), {1000, 33, 0}, {1000, 100, 7}), 64, 64));
+  v.push_back(softcap(varlen(mk(BF16, 256, 0, 2, 1, 0, 0), {300, 1, 1000}, {300, 2000, 17}), 30.f));
+  v.push_back(causal(layout(varlen(mk(BF16, 128, 0, 8, 2, 0, 0), {128, 0, 1000, 17}, {128, 0, 1000, 17}),
+                            Layout::PackedQKV)));
+  return named(v);
+}
+
+const fa_algo kAlgos[] = {FA_ALGO_AUTO, FA_ALGO_FA1, FA_ALGO_FA2, FA_ALGO_FA3};
+
+using Param = std::tuple<Case, fa_algo>;
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  return std::get<0>(info.param).name + "_" + algo_name(std::get<1>(info.param));
+}
+
+// One problem and its reference, kept while the algorithm variants of one case run in sequence.
+struct Cached {
+  std::string key;
+  std::unique_ptr<Problem> pb;
+  Reference ref;
+};
+
+Cached& prepare(const Case& c, bool backward) {
+  static Cached fwd, bwd;
+  Cached& slot = backward ? bwd : fwd;
+  if (slot.key != c.name || !slot.pb) {
+    slot.pb.reset();  // free the previous case's device memory first
+    slot.key.clear();
+    slot.pb = make_problem(c);
+    compute_reference(*slot.pb, backward, &slot.ref);
+    slot.key = c.name;
+  }
+  return slot;
+}
+
+fa_status call_forward(const Problem& pb, fa_tensor& out, fa_tensor* lse, const fa_options& opt) {
+  if (pb.c.varlen()) return fa_varlen_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &out, lse, &opt);
+  return fa_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &out, lse, &opt);
+}
+
+fa_status call_backward(const Problem& pb, const fa_tensor& out, const fa_tensor& lse, TensorSet& g,
+                        const fa_options& opt) {
+  if (pb.c.varlen())
+    return fa_varlen_backward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &out, &lse, &pb.dout_set.q, &g.q,
+                              &g.k, &g.v, &opt);
+  return fa_backward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &out, &lse, &pb.dout_set.q, &g.q, &g.k, &g.v, &opt);
+}
+
+class CudaForward : public ::testing::TestWithParam<Param> {};
+class CudaBackward : public ::testing::TestWithParam<Param> {};
+
+TEST_P(CudaForward, Matches) {
+  FA_REQUIRE_GPU();
+  const auto& [c, algo] = GetParam();
+  Cached& cache = prepare(c, false);
+  const Problem& pb = *cache.pb;
+  SCOPED_TRACE(c.describe() + ", algo " + algo_name(algo) + ", seed " + std::to_string(pb.seed) +
+               " (FA_TEST_SEED replays it)");
+
+  TensorSet outs = make_outputs(pb, false);
+  fa_tensor lse_t;
+  auto lse_buf = make_lse(pb, &lse_t);
+  const fa_options opt = options_for(c, algo);
+  std::string msg;
+  switch (classify(call_forward(pb, outs.q, &lse_t, opt), c, algo, &msg)) {
+    case CallOutcome::Unsupported: GTEST_SKIP() << msg;
+    case CallOutcome::Failed: FAIL() << msg;
+    case CallOutcome::Ran: break;
+  }
+  FA_CUDA_CHECK(cudaDeviceSynchronize());
+  FA_CUDA_CHECK(cudaGetLastError());
+
+  const std::vector<double> o = gather(pb, outs.q, true);
+  const std::vector<double> lse = lse_to_host(pb, lse_t);
+  RuleResult ro, rl;
+  EXPECT_TRUE(check_rule("O", o, cache.ref.o, cache.ref.n_o, false, &ro));
+  EXPECT_TRUE(check_rule("LSE", lse, cache.ref.lse, cache.ref.n_lse, true, &rl));
+  EXPECT_TRUE(check_masked_rows_zero(pb, o, cache.ref.lse));
+  if (c.layout == Layout::Padded || c.layout == Layout::HeadMajor) {
+    EXPECT_TRUE(check_untouched_outside(*outs.buffers[0], {&outs.q}));
+  }
+  RecordProperty("err_O", std::to_string(ro.err) + " / bound " + std::to_string(ro.bound));
+  RecordProperty("err_LSE", std::to_string(rl.err) + " / bound " + std::to_string(rl.bound));
+}
+
+TEST_P(CudaBackward, Matches) {
+  FA_REQUIRE_GPU();
+  const auto& [c, algo] = GetParam();
+  Cached& cache = prepare(c, true);
+  const Problem& pb = *cache.pb;
+  SCOPED_TRACE(c.describe() + ", algo " + algo_name(algo) + ", seed " + std::to_string(pb.seed) +
+               " (FA_TEST_SEED replays it)");
+
+  // Our forward gives out and lse: the same algorithm's when it has one, else AUTO's.
+  TensorSet outs = make_outputs(pb, false);
+  fa_tensor lse_t;
+  auto lse_buf = make_lse(pb, &lse_t);
+  std::string msg;
+  fa_status st = call_forward(pb, outs.q, &lse_t, options_for(c, algo));
+  if (st == FA_ERROR_UNSUPPORTED && algo != FA_ALGO_AUTO)
+    st = call_forward(pb, outs.q, &lse_t, options_for(c, FA_ALGO_AUTO));
+  switch (classify(st, c, FA_ALGO_AUTO, &msg)) {
+    case CallOutcome::Unsupported: GTEST_SKIP() << "forward: " << msg;
+    case CallOutcome::Failed: FAIL() << "forward: " << msg;
+    case CallOutcome::Ran: break;
+  }
+
+  TensorSet grads = make_outputs(pb, true);
+  const fa_options opt = options_for(c, algo);
+  switch (classify(call_backward(pb, outs.q, lse_t, grads, opt), c, algo, &msg)) {
+    case CallOutcome::Unsupported: GTEST_SKIP() << msg;
+    case CallOutcome::Failed: FAIL() << msg;
+    case CallOutcome::Ran: break;
+  }
+  FA_CUDA_CHECK(cudaDeviceSynchronize());
+  FA_CUDA_CHECK(cudaGetLastError());
+
+  RuleResult rq, rk, rv;
+  EXPECT_TRUE(check_rule("dQ", gather(pb, grads.q, true), cache.ref.dq, cache.ref.n_dq, false, &rq));
+  EXPECT_TRUE(check_rule("dK", gather(pb, grads.k, false), cache.ref.dk, cache.ref.n_dk, false, &rk));
+  EXPECT_TRUE(check_rule("dV", gather(pb, grads.v, false), cache.ref.dv, cache.ref.n_dv, false, &rv));
+  if (c.layout == Layout::Padded || c.layout == Layout::HeadMajor) {
+    EXPECT_TRUE(check_untouched_outside(*grads.buffers[0], {&grads.q}));
+    EXPECT_TRUE(check_untouched_outside(*grads.buffers[1], {&grads.k}));
+    EXPECT_TRUE(check_untouched_outside(*grads.buffers[2], {&grads.v}));
+  }
+  RecordProperty("err_dQ", std::to_string(rq.err) + " / bound " + std::to_string(rq.bound));
+  RecordProperty("err_dK", std::to_string(rk.err) + " / bound " + std::to_string(rk.bound));
+  RecordProperty("err_dV", std::to_string(rv.err) + " / bound " + std::to_string(rv.bound));
+}
+
+INSTANTIATE_TEST_SUITE_P(Quick, CudaForward, ::testing::Combine(::testing::ValuesIn(quick_cases()),
+                                                                ::testing::ValuesIn(kAlgos)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Quick, CudaBackward, ::testing::Combine(::testing::ValuesIn(quick_cases()),
+                                                                 ::testing::ValuesIn(kAlgos)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Grid, CudaForward, ::testing::Combine(::testing::ValuesIn(grid_cases()),
+                                                               ::testing::ValuesIn(kAlgos)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Grid, CudaBackward, ::testing::Combine(::testing::ValuesIn(grid_cases()),
+                                                                ::testing::ValuesIn(kAlgos)),
+                         param_name);
+
+}  // namespace
+}  // namespace fa::cuda_test
