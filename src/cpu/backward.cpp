@@ -90,7 +90,9 @@ void backward_block(BwdShared& sh, const BwdTask& t, BwdScratch& w) {
   std::fill(w.dk.begin(), w.dk.end(), 0.f);
   std::fill(w.dv.begin(), w.dv.end(), 0.f);
 
-  const bool in_place = p.dtype == core::DType::F32 && d == dp;
+  // fp32 Q and dO are B operands (re-read per 6-row block): in place only when one head's rows
+  // are contiguous, as for V in the forward (see there).
+  const bool in_place = p.dtype == core::DType::F32 && d == dp && p.q_str.row == d && p.do_str.row == d;
   const int group = p.group_size();
   for (int h = t.hk * group; h < (t.hk + 1) * group; ++h) {
     const HeadView qv{static_cast<const char*>(p.q), p.dtype, p.q_str, t.b, h};
@@ -103,7 +105,6 @@ void backward_block(BwdShared& sh, const BwdTask& t, BwdScratch& w) {
       // This block's rank among the key blocks contributing to dQ_i (they are contiguous).
       const int rank = t.jb - int(first / kBlockN);
 
-      // fp32 Q and dO are read in place (as B operands their rows must be whole vectors).
       const float* qp = w.q.data();
       const float* dop = w.dout.data();
       int64_t ldq = dp, lddo = dp;

@@ -57,10 +57,13 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, FwdScratch& w) {
   const int hk = t.h / p.group_size();
   const int mi = int(std::min<int64_t>(kBlockM, seq.q_len - t.i0));
   const int mip = round_up(mi, kVecWidth);
-  // fp32 tensors are read in place: K as the A operand (any d), V as the B operand (its rows must
-  // span a whole number of vectors, d % 16 == 0).
+  // fp32 tensors are read in place where that is cheap. K is the A operand of S^T = K Q^T, read
+  // once per product: any row stride is fine. V is the B operand of O += P V, re-read for every
+  // 6-row block of P: in place only when one head's rows are contiguous (d % 16 == 0, row stride
+  // d); with a [B, N, H, D] layout its rows are H*d*4 bytes apart, each on its own page, and a
+  // packed copy was measured faster (docs/perf/LOG.md, 2026-11-29).
   const bool k_in_place = p.dtype == core::DType::F32;
-  const bool v_in_place = k_in_place && d == dp;
+  const bool v_in_place = k_in_place && d == dp && p.v_str.row == d;
 
   const HeadView qv{static_cast<const char*>(p.q), p.dtype, p.q_str, t.b, t.h};
   const HeadView kv{static_cast<const char*>(p.k), p.dtype, p.k_str, t.b, hk};
