@@ -35,16 +35,19 @@ import sys
 import time
 
 # ---------------------------------------------------------------------------------------------
-# Ablation configurations: (label, algo, env vars set for that run). Kernel authors: add the
-# switches your kernel reads at launch. Variables named in any entry are unset for the others,
-# so every entry runs with exactly its own settings. Runs at d128, N 8192 (B 2, H 16).
+# Ablation configurations: (label, algo, env vars for that run). Kernel authors: add the switches
+# your kernel reads. Each entry runs in its own child process with exactly its env vars set
+# (some switches are read once per process, e.g. sm80's FwdSwitches), at d128, N 8192 (B 2, H 16),
+# causal and not. Ratios are printed against the first entry of the same algo.
 # ---------------------------------------------------------------------------------------------
 ABLATIONS = [
-    ("fa2 default", "fa2", {}),
     ("fa3 default", "fa3", {}),
-    ("fa3 no ping-pong", "fa3", {"FA_SM90_NO_PINGPONG": "1"}),
-    ("fa3 no intra-WG overlap", "fa3", {"FA_SM90_NO_INTRAWG_OVERLAP": "1"}),
-    ("fa3 no persistent scheduler", "fa3", {"FA_SM90_NO_PERSISTENT": "1"}),
+    ("fa3 no ping-pong", "fa3", {"FA_SM90_FWD_ABLATE": "no_pingpong"}),
+    ("fa3 no intra-WG overlap", "fa3", {"FA_SM90_FWD_ABLATE": "no_overlap"}),
+    ("fa3 plain (neither)", "fa3", {"FA_SM90_FWD_ABLATE": "plain"}),
+    ("fa2 default", "fa2", {}),
+    ("fa2 in-order M blocks", "fa2", {"FA_FWD_REVERSE_M": "0"}),
+    ("fa2 mask every block", "fa2", {"FA_FWD_MASK_EVERY_BLOCK": "1"}),
     ("fa1 default", "fa1", {}),
 ]
 
@@ -441,43 +444,59 @@ def ceilings(torch, dtype):
     return dict(gemm_tflops=gemm, copy_gbs=copy)
 
 
-def run_ablation(torch, lib, args, dtype, passes):
-    known_vars = sorted({k for _, _, env in ABLATIONS for k in env})
-    saved = {k: os.environ.get(k) for k in known_vars}
+def ablation_child(torch, lib, args, dtype, index, pas):
+    """One ABLATIONS entry in this (child) process: prints one JSON line per causal setting."""
+    label, algo, env = ABLATIONS[index]
     d, n = 128, 8192
     b, h = 16384 // n, 2048 // d
+    for causal in (False, True):
+        sets = make_sets(torch, b, n, h, d, dtype, pas == "bwd")
+        rec = dict(label=label, algo=algo, env=env, pass_=pas, causal=causal, d=d, n=n, b=b, h=h)
+        try:
+            o = Ours(lib, torch, algo, causal, sets, pas == "bwd")
+            if pas == "bwd":
+                for i in range(len(sets)):
+                    o.forward(i)
+            call = o.backward if pas == "bwd" else o.forward
+            ms = time_calls(torch, [lambda i=i: call(i) for i in range(len(sets))], args.warmup, args.iters)
+            rec.update(ms=ms, tflops=flops(pas, b, h, n, d, causal) / ms / 1e9)
+        except Exception as e:
+            rec.update(ms=None, tflops=None, error=str(e)[:200])
+        print("ABLATION " + json.dumps(rec), flush=True)
+        del sets
+        torch.cuda.empty_cache()
+
+
+def run_ablation(args, passes):
+    import subprocess
+    known_vars = sorted({k for _, _, env in ABLATIONS for k in env})
     out = []
-    try:
-        for pas in passes:
-            for causal in (False, True):
-                sets = make_sets(torch, b, n, h, d, dtype, pas == "bwd")
-                fl = flops(pas, b, h, n, d, causal)
-                for label, algo, env in ABLATIONS:
-                    for k in known_vars:
-                        os.environ.pop(k, None)
-                    os.environ.update(env)  # read by the kernels' launchers at each call
-                    rec = dict(label=label, algo=algo, env=env, pass_=pas, causal=causal, d=d, n=n)
-                    try:
-                        o = Ours(lib, torch, algo, causal, sets, pas == "bwd")
-                        if pas == "bwd":
-                            for i in range(len(sets)):
-                                o.forward(i)
-                        call = o.backward if pas == "bwd" else o.forward
-                        ms = time_calls(torch, [lambda i=i: call(i) for i in range(len(sets))], args.warmup, args.iters)
-                        rec.update(ms=ms, tflops=fl / ms / 1e9)
-                    except Exception as e:
-                        rec.update(ms=None, tflops=None, error=str(e)[:200])
-                    out.append(rec)
-                    print(f"ablation {pas} {'causal' if causal else 'noncausal'} {label:32s} "
-                          f"{fmt(rec.get('tflops'), 1):>8} TFLOP/s {rec.get('error', '')}", flush=True)
-                del sets
-                torch.cuda.empty_cache()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    for pas in passes:
+        for idx, (label, algo, env) in enumerate(ABLATIONS):
+            child_env = {k: v for k, v in os.environ.items() if k not in known_vars}
+            child_env.update(env)
+            cmd = [sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--dtype", args.dtype,
+                   "--warmup", str(args.warmup), "--iters", str(args.iters), "--_ablation-child", str(idx),
+                   "--pass", pas]
+            try:
+                p = subprocess.run(cmd, env=child_env, capture_output=True, text=True, timeout=300)
+                recs = [json.loads(l[len("ABLATION "):]) for l in p.stdout.splitlines() if l.startswith("ABLATION ")]
+                if not recs:
+                    recs = [dict(label=label, algo=algo, env=env, pass_=pas, causal=None, tflops=None,
+                                 error=(p.stderr.strip().splitlines() or ["child failed"])[-1][:200])]
+            except subprocess.TimeoutExpired:
+                recs = [dict(label=label, algo=algo, env=env, pass_=pas, causal=None, tflops=None, error="timeout")]
+            out += recs
+    base = {}
+    print(f"\nAblation, d128 N8192, TFLOP/s (ratio to the algo's first entry):")
+    for r in out:
+        key = (r["algo"], r["pass_"], r["causal"])
+        if r.get("tflops") and key not in base:
+            base[key] = r["tflops"]
+        ratio = r["tflops"] / base[key] if r.get("tflops") and base.get(key) else None
+        cz = {True: "causal", False: "noncausal", None: "?"}[r["causal"]]
+        print(f"  {r['pass_']} {cz:9s} {r['label']:30s} {fmt(r.get('tflops'), 1):>7}  x{fmt(ratio, 3)}  "
+              f"{' '.join(f'{k}={v}' for k, v in r['env'].items())} {r.get('error', '')}")
     return out
 
 
@@ -505,6 +524,7 @@ def main():
     ap.add_argument("--ablation", action="store_true", help="run the ABLATIONS list (d128 N8k) only")
     ap.add_argument("--plot-grid", action="store_true", help="one PNG with every panel instead of one per pass/causal")
     ap.add_argument("--out", default=None, help="directory for compare.json, compare.md and PNGs")
+    ap.add_argument("--_ablation-child", dest="ablation_child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.iters < 20:
         print("compare: --iters below 20 does not meet the timing method; using 20")
@@ -544,8 +564,11 @@ def main():
         print(f"ceilings: GEMM 8192^3 {meta['ceilings']['gemm_tflops']:.0f} TFLOP/s, "
               f"D2D copy {meta['ceilings']['copy_gbs']:.0f} GB/s", flush=True)
 
+    if args.ablation_child is not None:
+        ablation_child(torch, lib, args, dtype, args.ablation_child, passes[0])
+        return 0
     if args.ablation:
-        abl = run_ablation(torch, lib, args, dtype, passes)
+        abl = run_ablation(args, passes)
         if args.out:
             with open(os.path.join(args.out, "ablation.json"), "w") as f:
                 json.dump(dict(meta=meta, ablation=abl), f, indent=1)

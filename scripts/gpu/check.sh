@@ -13,7 +13,7 @@
 #   SAN_FILTER    gtest filter for memcheck                         (default: Quick/*)
 #   SAN_FILTER_RACE  filter for racecheck/synccheck (slower tools)  (default: Quick/*_auto:Quick/*_fa2)
 #   COMPARE_ARGS  arguments for bench/compare.py                    (default: --quick --plot-grid)
-#   DEADLINE_S    whole-script budget in seconds; stages get what is left (default: 530)
+#   DEADLINE_S    whole-script budget in seconds; stages get what is left (default: 540)
 #   BUILD_DIR     (default: build)     JOBS (default: 16)
 # Files written to $OUT (at most 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log,
 # compare.json, compare.md, compare.png (or ablation.json with --ablation).
@@ -26,7 +26,7 @@ TEST_FILTER=${TEST_FILTER:-*}
 SAN_FILTER=${SAN_FILTER:-Quick/*}
 SAN_FILTER_RACE=${SAN_FILTER_RACE:-Quick/*_auto:Quick/*_fa2}
 COMPARE_ARGS=${COMPARE_ARGS:---quick --plot-grid}
-DEADLINE_S=${DEADLINE_S:-530}
+DEADLINE_S=${DEADLINE_S:-540}
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-16}
 SUMMARY=$(mktemp /tmp/fa_check_summary.XXXXXX)
@@ -72,7 +72,7 @@ if has_stage build; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON -DFA_BUILD_BENCH=OFF \
     -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >>"$OUT/build.log" 2>&1
   cfg=$?
-  t=$(budget 330)
+  t=$(budget 300)
   if ((cfg != 0)); then
     tail -30 "$OUT/build.log"; note build "CONFIGURE FAILED (build.log)"
   elif ((t < 30)); then
@@ -110,7 +110,7 @@ TESTBIN="$BUILD_DIR/tests/fa_tests_cuda"
 # ---------------------------------------------------------------------------------------------
 if has_stage test; then
   banner "GPU tests ($TEST_FILTER)"
-  t=$(budget 240)
+  t=$(budget 200)
   if [[ ! -x "$TESTBIN" ]]; then
     note tests "NOT RUN: $TESTBIN missing"
   elif ((t < 20)); then
@@ -122,29 +122,34 @@ if has_stage test; then
     # Failures in full, then gtest's closing lines; the log has everything.
     grep -E -A12 "^\[  FAILED  \]|Failure$" "$OUT/tests.log" | head -80
     grep -E "^\[==========\]|^\[  PASSED  \]|^\[  SKIPPED \]|^\[  FAILED  \] [0-9]+ test" "$OUT/tests.log" | tail -5
-    python3 - "$OUT/tests.json" "$rc" "$((SECONDS - start))" >>"$SUMMARY" <<'EOF'
+    python3 - "$OUT/tests.json" "$rc" "$((SECONDS - start))" "$OUT/tests.log" >>"$SUMMARY" <<'EOF'
 import json, sys
-path, rc, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+path, rc, secs, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 try:
     j = json.load(open(path))
 except Exception:
     print(f"{'tests':10s} NO JSON (rc={rc}{', timed out' if rc == 124 else ''}; see tests.log)")
     sys.exit(0)
 passed = failed = skipped = 0
-skip_reasons = {}
 for suite in j.get("testsuites", []):
     for t in suite.get("testsuite", []):
         if t.get("failures"):
             failed += 1
         elif t.get("result") == "SKIPPED":
             skipped += 1
-            msg = (t.get("skipped") or [{}])[0].get("message", "") if isinstance(t.get("skipped"), list) else ""
-            key = msg.split("\n")[-1][:90] if msg else "?"
-            skip_reasons[key] = skip_reasons.get(key, 0) + 1
         else:
             passed += 1
 print(f"{'tests':10s} {passed} passed, {failed} failed, {skipped} skipped in {secs} s (rc={rc})")
-for k, v in sorted(skip_reasons.items(), key=lambda kv: -kv[1])[:4]:
+# Skip reasons: the line after gtest's "<file>:<line>: Skipped", grouped without the shape part.
+reasons, prev = {}, ""
+for line in open(log, errors="replace"):
+    if prev.rstrip().endswith(": Skipped"):
+        key = line.strip()
+        if ": " in key and "does not provide" in key:
+            key = key.split(": ", 1)[0] + ": " + key.split(": ", 1)[1][:70]
+        reasons[key[:110]] = reasons.get(key[:110], 0) + 1
+    prev = line
+for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])[:6]:
     print(f"{'':10s}   skipped x{v}: {k}")
 EOF
   fi
@@ -158,8 +163,8 @@ if has_stage sanitize; then
     note sanitizer "NOT RUN (no test binary or no compute-sanitizer)"
   else
     for tool in memcheck racecheck synccheck; do
-      filter=$SAN_FILTER; want=150
-      [[ $tool != memcheck ]] && filter=$SAN_FILTER_RACE && want=90
+      filter=$SAN_FILTER; want=100
+      [[ $tool != memcheck ]] && filter=$SAN_FILTER_RACE && want=60
       t=$(budget $want)
       if ((t < 20)); then note "$tool" "SKIPPED (time budget)"; continue; fi
       echo "--- $tool ($filter, ${t}s max)" | tee -a "$OUT/sanitizer.log"
@@ -182,7 +187,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 if has_stage bench; then
   banner "bench/compare.py $COMPARE_ARGS"
-  t=$(budget 240)
+  t=$(budget 200)
   lib=$(ls "$BUILD_DIR"/libflashattn.so 2>/dev/null | head -1)
   if [[ -z "$lib" ]]; then
     note bench "NOT RUN: no $BUILD_DIR/libflashattn.so"

@@ -29,12 +29,18 @@ except Exception as e:  # no cuobjdump, or a library without device code
 
 func_re = re.compile(r"^\s*Function\s*:\s*(\S+)")
 op_re = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_.]+)?")
-funcs = {}
+arch_re = re.compile(r"arch\s*=\s*(sm_\w+)")
+funcs = {}  # (mangled name, arch) -> counts
 cur = None
+arch = "?"
 for line in sass.splitlines():
+    m = arch_re.search(line)
+    if m and "Function" not in line:
+        arch = m.group(1)
+        continue
     m = func_re.match(line)
     if m:
-        cur = m.group(1)
+        cur = (m.group(1), arch)
         funcs.setdefault(cur, {op: 0 for op in OPS})
         continue
     if cur is None:
@@ -45,7 +51,7 @@ for line in sass.splitlines():
         if op in funcs[cur]:
             funcs[cur][op] += 1
 
-names = sorted(funcs)
+names = sorted({n for n, _ in funcs})
 demangled = {}
 filt = shutil.which("cu++filt") or shutil.which("c++filt")
 if filt and names:
@@ -62,11 +68,11 @@ def short(n, width=90):
     return s if len(s) <= width else s[: width - 3] + "..."
 
 
-print(" ".join(f"{op:>7}" for op in OPS) + "  class  kernel")
+print(" ".join(f"{op:>7}" for op in OPS) + "  arch    class  kernel")
 flags = 0
 tot = {op: 0 for op in OPS}
-for n in sorted(names, key=short):
-    c = funcs[n]
+for n, arch in sorted(funcs, key=lambda k: (short(k[0]), k[1])):
+    c = funcs[(n, arch)]
     for op in OPS:
         tot[op] += c[op]
     is90 = c["HGMMA"] > 0 or "sm90" in demangled.get(n, n)
@@ -81,7 +87,7 @@ for n in sorted(names, key=short):
     if heavy and not is90 and (c["HMMA"] == 0 or c["LDSM"] == 0):
         problems.append("sm80-class without HMMA/LDSM")
     flags += bool(problems)
-    print(" ".join(f"{c[op]:>7}" for op in OPS) + f"  {'sm90 ' if is90 else 'sm80c'}  {short(n)}" +
+    print(" ".join(f"{c[op]:>7}" for op in OPS) + f"  {arch:7s} {'sm90 ' if is90 else 'sm80c'}  {short(n)}" +
           (f"  <-- {', '.join(problems)}" if problems else ""))
 line = (f"sass: {len(funcs)} kernels; totals " + ", ".join(f"{op} {tot[op]}" for op in OPS) +
         f"; {flags} kernel(s) flagged")

@@ -29,6 +29,9 @@ DeviceBuffer::~DeviceBuffer() {
 
 void DeviceBuffer::poison() const {
   cuda_ok(cudaMemset(ptr_, 0xFF, std::max<size_t>(bytes_, 256)), "cudaMemset(poison)");
+  // The memset runs on the legacy default stream; a call on a non-blocking stream would not wait
+  // for it.
+  cuda_ok(cudaDeviceSynchronize(), "poison sync");
 }
 
 std::vector<uint8_t> DeviceBuffer::to_host_bytes() const {
