@@ -1,0 +1,254 @@
+// FlashAttention-2 forward, sm80 class (mma.sync m16n8k16, cp.async, ldmatrix); runs on sm80-sm90.
+//
+// One CTA per (query block, query head, batch); the K/V loop runs inside the CTA. Grid x walks the
+// query blocks of one head (all of them read the same K/V, which stays in L2), y the query heads
+// (GQA groups h = kv_head·group + g are adjacent), z the batch.
+//
+// Data flow per CTA:
+//   Q tile  --cp.async--> smem (once) --ldmatrix--> registers (per k-slice of Q·K^T)
+//   K, V    --cp.async--> smem, one buffer each      --ldmatrix(.trans for V)--> registers
+//   S = Q·K^T in fp32 registers; online softmax on the fragments (quad shuffles for row max);
+//   P converted to fp16/bf16 in registers is the A operand of O += P·V (no smem round trip);
+//   O divided by the row sum once at the end, staged through smem (Q's tile) for 16-byte stores.
+// Key blocks run from the last to the first, so the partially masked blocks (sequence end, causal
+// diagonal) are the first ones and the rest run without per-element masks.
+//
+// Synchronisation (a 2-stage interleave of the single K and V buffers):
+//   top of step n:  wait(all cp.async); __syncthreads  -> K[n] landed, every warp is done with V[n+1]
+//                   issue V[n];        S = Q·K[n]       (V[n] flies during Q·K^T)
+//   middle:         wait(all cp.async); __syncthreads  -> V[n] landed, every warp is done with K[n]
+//                   issue K[n-1];      softmax, O += P·V[n]  (K[n-1] flies during softmax and P·V)
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+
+#include "core/mask.hpp"
+#include "core/params.hpp"
+#include "core/status.hpp"
+#include "cuda/dispatch.hpp"
+#include "cuda/sm80/fwd_softmax.cuh"
+#include "cuda/sm80/fwd_traits.cuh"
+
+namespace fa::cuda {
+
+namespace sm80 {
+
+// Runtime switches for ablations (environment, read once per process):
+//   FA_FWD_REVERSE_M=0        launch query blocks in order instead of last-first (causal load balance)
+//   FA_FWD_MASK_EVERY_BLOCK=1 apply per-element masking on every key block, not only boundary ones
+struct FwdSwitches {
+  bool reverse_m = true;
+  bool mask_every_block = false;
+};
+
+inline FwdSwitches fwd_switches() {
+  static const FwdSwitches s = [] {
+    FwdSwitches r;
+    if (const char* e = std::getenv("FA_FWD_REVERSE_M")) r.reverse_m = std::atoi(e) != 0;
+    if (const char* e = std::getenv("FA_FWD_MASK_EVERY_BLOCK")) r.mask_every_block = std::atoi(e) != 0;
+    return r;
+  }();
+  return s;
+}
+
+template <typename Traits, bool kMasked, bool kSoftcap>
+__global__ void __launch_bounds__(Traits::kNThreads, 1)
+    flash_fwd_kernel(const core::AttnParams p, const FwdSwitches sw) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockM = Traits::kBlockM;
+  constexpr int kBlockN = Traits::kBlockN;
+  constexpr int kHeadDim = Traits::kHeadDim;
+
+  const int m_block = sw.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
+  const int head = blockIdx.y;
+  const int batch = blockIdx.z;
+  const int tid = threadIdx.x;
+
+  const core::SeqInfo seq = core::seq_info(p, batch);
+  const int64_t row0 = int64_t(m_block) * kBlockM;
+  if (row0 >= seq.q_len) return;  // varlen: this sequence is shorter than max_seqlen_q
+  const int64_t rows_here = cute::min(int64_t(kBlockM), seq.q_len - row0);
+
+  const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1,
+                        kMasked ? p.window_right : -1);
+  int64_t key_first = 0, key_last = seq.k_len;
+  if constexpr (kMasked) mask.key_range(row0, row0 + rows_here, &key_first, &key_last);
+  const int n_block_min = int(key_first / kBlockN);
+  const int n_block_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_block_min;
+
+  // ---- global and shared tensors -------------------------------------------------------------
+  const int kv_head = head / p.group_size();
+  const Element* q_ptr = static_cast<const Element*>(p.q) + p.q_str.offset(batch, seq.q_start + row0, head);
+  const Element* k_base = static_cast<const Element*>(p.k) + p.k_str.offset(batch, seq.k_start, kv_head);
+  const Element* v_base = static_cast<const Element*>(p.v) + p.v_str.offset(batch, seq.k_start, kv_head);
+  Element* o_ptr = static_cast<Element*>(p.o) + p.o_str.offset(batch, seq.q_start + row0, head);
+  const int64_t k_row_stride = p.k_str.row, v_row_stride = p.v_str.row;
+  const int k_len = int(seq.k_len);  // per-sequence lengths fit int32 (cu_seqlens are int32)
+
+  Tensor gQ = make_tensor(make_gmem_ptr(q_ptr), Shape<Int<kBlockM>, Int<kHeadDim>>{},
+                          make_stride(p.q_str.row, _1{}));
+  auto gK_block = [&](int n) {
+    return make_tensor(make_gmem_ptr(k_base + int64_t(n) * kBlockN * k_row_stride),
+                       Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(k_row_stride, _1{}));
+  };
+  auto gV_block = [&](int n) {
+    return make_tensor(make_gmem_ptr(v_base + int64_t(n) * kBlockN * v_row_stride),
+                       Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(v_row_stride, _1{}));
+  };
+
+  extern __shared__ __align__(128) char smem_raw[];
+  Tensor sQ = make_tensor(make_smem_ptr(reinterpret_cast<Element*>(smem_raw)), typename Traits::SmemLayoutQ{});
+  Tensor sK = make_tensor(sQ.data() + Traits::kSmemQBytes / int(sizeof(Element)), typename Traits::SmemLayoutKV{});
+  Tensor sV = make_tensor(sK.data() + Traits::kSmemKVBytes / int(sizeof(Element)), typename Traits::SmemLayoutKV{});
+  Tensor sVt = make_tensor(sV.data(), typename Traits::SmemLayoutVt{});
+  Tensor sVt_plain = make_tensor(sV.data().get(), typename Traits::SmemLayoutVtPlain{});  // shape only
+
+  typename Traits::GmemCopyQKV gmem_copy;
+  auto gmem_thr = gmem_copy.get_thread_slice(tid);
+  Tensor tQsQ = gmem_thr.partition_D(sQ);
+  Tensor tKsK = gmem_thr.partition_D(sK);
+  Tensor tVsV = gmem_thr.partition_D(sV);
+  // Tile coordinates of each element a thread copies, for the row predicates.
+  Tensor tQcQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor tKVcKV = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+
+  typename Traits::TiledMma tiled_mma;
+  auto thr_mma = tiled_mma.get_thread_slice(tid);
+  Tensor tSrQ = thr_mma.partition_fragment_A(sQ);
+  Tensor tSrK = thr_mma.partition_fragment_B(sK);
+  Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  clear(acc_o);
+
+  auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_thr_q = smem_copy_q.get_thread_slice(tid);
+  Tensor tSsQ = smem_thr_q.partition_S(sQ);
+  auto smem_copy_k = make_tiled_copy_B(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_thr_k = smem_copy_k.get_thread_slice(tid);
+  Tensor tSsK = smem_thr_k.partition_S(sK);
+  auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
+  auto smem_thr_v = smem_copy_v.get_thread_slice(tid);
+  // P·V runs in head-dim chunks of kPvChunk columns (see the main loop).
+  constexpr int kPvChunk = kHeadDim % 64 == 0 ? 64 : kHeadDim;
+  constexpr int kPvChunks = kHeadDim / kPvChunk;
+  Tensor tOrVt_chunk = thr_mma.partition_fragment_B(
+      local_tile(sVt_plain, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(0, 0)));
+  // acc_o's n8 tiles grouped per chunk: (frag, MMA_M, (tiles per chunk, chunk)).
+  Tensor acc_o_by_chunk = logical_divide(acc_o, Shape<Underscore, Underscore, Int<kPvChunk / 8>>{});
+
+  // (row, col) coordinates of this thread's score elements within the tile.
+  Tensor tScS = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor tScS_rc = make_tensor(tScS.data(), acc_rowcol(tScS.layout()));
+  Tensor acc_o_rc = make_tensor(acc_o.data(), acc_rowcol(acc_o.layout()));
+
+  constexpr int kRows = decltype(size<0>(acc_o_rc))::value;
+  FragmentSoftmax<kRows> softmax;
+  const ScoreScale score_scale = make_score_scale<kSoftcap>(p.scale, p.softcap);
+
+  // ---- main loop over key blocks, last to first ------------------------------------------------
+  if (n_block_min < n_block_max) {
+    load_rows(gmem_copy, gmem_thr.partition_S(gQ), tQsQ, tQcQ, rows_here);
+    load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n_block_max - 1)), tKsK, tKVcKV,
+              k_len - (n_block_max - 1) * kBlockN);
+    cp_async_fence();
+
+    // One loop body for every block (the first block's rescale multiplies by exp2(-inf) = 0):
+    // peeling it would double the code and the compile memory for a saving of one O rescale.
+    for (int n = n_block_max - 1; n >= n_block_min; --n) {
+      Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
+      clear(acc_s);
+      cp_async_wait<0>();
+      __syncthreads();
+      const int col0 = n * kBlockN;
+      load_rows(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV, tKVcKV, k_len - col0);
+      cp_async_fence();
+
+      gemm_ss(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k, smem_thr_q, smem_thr_k);
+
+      Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
+      if constexpr (kSoftcap) apply_softcap(acc_s, score_scale.tanh_arg);
+      // Interior blocks are fully visible to every row of the tile: no per-element work.
+      const bool needs_mask =
+          sw.mask_every_block || col0 + kBlockN > k_len ||
+          (kMasked && !mask.block_unmasked(row0, row0 + rows_here, col0, col0 + kBlockN));
+      if (needs_mask) mask_scores<kMasked, kBlockN>(s_rc, tScS_rc, mask, row0, col0);
+
+      cp_async_wait<0>();
+      __syncthreads();
+      if (n > n_block_min) {
+        load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK, tKVcKV,
+                  k_len - col0 + kBlockN);
+        cp_async_fence();
+      }
+
+      softmax.template update<false>(s_rc, acc_o_rc, score_scale.log2);
+
+      Tensor p_frag = convert_fragment<Element>(acc_s);
+      Tensor tOrP = make_tensor(p_frag.data(), acc_as_operand_a(p_frag.layout()));
+      // O += P·V one head-dim chunk at a time: a k16 slice of V^T across all of d256 would be 64
+      // registers; per 64-column chunk it is 16, which is what keeps d128/d256 free of spills.
+      CUTE_UNROLL
+      for (int c = 0; c < kPvChunks; ++c) {
+        Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
+        Tensor tOsVt_chunk = smem_thr_v.partition_S(
+            local_tile(sVt, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(c, 0)));
+        gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v);
+      }
+    }
+  }
+
+  // ---- epilogue: normalise, LSE, O via smem ------------------------------------------------------
+  float lse[kRows];
+  softmax.finalize(acc_o_rc, score_scale.natural, lse);
+
+  if (p.lse != nullptr && get<1>(tScS_rc(0, 0)) == 0) {  // lane 0 of each quad owns its rows' LSE
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t i = row0 + get<0>(tScS_rc(r, 0));
+      if (i < seq.q_len) p.lse[p.lse_offset(batch, head, seq.q_start + i)] = lse[r];
+    }
+  }
+
+  Tensor o_frag = convert_fragment<Element>(acc_o);
+  Tensor sO = make_tensor(sQ.data(), typename Traits::SmemLayoutO{});
+  // Every warp must be done reading Q (and no cp.async may still target smem) before O lands there.
+  cp_async_wait<0>();
+  __syncthreads();
+  auto smem_copy_o = make_tiled_copy_C(typename Traits::SmemCopyAtomO{}, tiled_mma);
+  auto smem_thr_o = smem_copy_o.get_thread_slice(tid);
+  copy(smem_copy_o, smem_thr_o.retile_S(o_frag), smem_thr_o.partition_D(sO));
+  __syncthreads();
+
+  typename Traits::GmemCopyO gmem_copy_o;
+  auto gmem_thr_o = gmem_copy_o.get_thread_slice(tid);
+  Tensor gO = make_tensor(make_gmem_ptr(o_ptr), Shape<Int<kBlockM>, Int<kHeadDim>>{},
+                          make_stride(p.o_str.row, _1{}));
+  store_rows(gmem_copy_o, gmem_thr_o.partition_S(sO), gmem_thr_o.partition_D(gO),
+             gmem_thr_o.partition_D(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{})),
+             rows_here);
+}
+
+}  // namespace sm80
+
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
+core::Status run_sm80_fwd(const core::AttnParams& p, cudaStream_t stream, void* /*ws*/) {
+  using Tile = sm80::FwdTileSize<kHeadDim, kMasked>;
+  using Traits = sm80::FwdTraits<Element, kHeadDim, Tile::kBlockM, Tile::kBlockN, Tile::kNWarps>;
+  const int64_t num_m_blocks = (p.seqlen_q + Traits::kBlockM - 1) / Traits::kBlockM;
+  if (num_m_blocks == 0 || p.heads_q == 0 || p.batch == 0) return core::Status::success();
+  FA_RETURN_IF_ERROR(sm80::check_vector_alignment(p, "sm80 forward"));
+  if (p.heads_q > 65535 || p.batch > 65535 || num_m_blocks > 0x7fffffff)
+    return core::unsupported("sm80 forward grid: heads_q and batch must be <= 65535");
+  auto kernel = &sm80::flash_fwd_kernel<Traits, kMasked, kSoftcap>;
+  constexpr int kSmem = Traits::kSmemBytes;
+  if (kSmem > 48 * 1024) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (e != cudaSuccess) return check_launch("sm80 forward: shared-memory attribute");
+  }
+  dim3 grid(unsigned(num_m_blocks), unsigned(p.heads_q), unsigned(p.batch));
+  kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p, sm80::fwd_switches());
+  return check_launch("sm80 forward");
+}
+
+}  // namespace fa::cuda

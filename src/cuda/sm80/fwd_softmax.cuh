@@ -1,0 +1,127 @@
+// Online softmax and masking on m16n8 register fragments, for the sm80-class forwards. The scalar
+// specification is core/softmax.hpp (RowState) and core/mask.hpp (Mask); this is the same math on
+// a thread's (row, col) fragment view, with row statistics shared across a quad of lanes.
+#pragma once
+
+#include <math.h>
+
+#include "core/mask.hpp"
+#include "cuda/common/sm80_tile.cuh"
+
+namespace fa::cuda::sm80 {
+
+// Scores -> log2 domain. exp(x·scale - m·scale) = exp2(x·scale_log2 - m·scale_log2), one FFMA + one
+// MUFU.EX2 per element. With softcap the scores are softcap·tanh(qk·scale/softcap): the tanh is
+// applied to the fragment first and the exponent scale becomes softcap·log2e.
+struct ScoreScale {
+  float tanh_arg;    // softcap: multiplier of qk inside tanh (scale / softcap)
+  float log2;        // multiplier turning a (capped) raw score into the exp2 argument
+  float natural;     // the same in natural-log units, for LSE = m·natural + ln(l)
+};
+
+template <bool kSoftcap>
+CUTE_DEVICE ScoreScale make_score_scale(float scale, float softcap) {
+  ScoreScale s;
+  const float unit = kSoftcap ? softcap : scale;
+  s.tanh_arg = kSoftcap ? scale / softcap : 1.f;
+  s.log2 = unit * 1.4426950408889634f;
+  s.natural = unit;
+  return s;
+}
+
+// tanh before the row max (scores must be capped before they compete for the max). Accurate tanhf,
+// not tanh.approx: its ~1e-3 relative error times a softcap of ~30 exceeds the fp16 error budget.
+template <class Frag>
+CUTE_DEVICE void apply_softcap(Frag& s, float tanh_arg) {
+  CUTE_UNROLL
+  for (int i = 0; i < size(s); ++i) s(i) = tanhf(s(i) * tanh_arg);
+}
+
+// Sets to -inf the scores of keys that a row may not see: keys past k_len (the last partial key
+// block) and, when kWindow, keys outside the causal/local window. s and coord are (row, col) views
+// of the score fragment and of its identity (tile coordinates); row0/col0 place the tile in the
+// sequence. Per row the visible keys are one interval, clamped to the tile so the per-element test
+// is two int compares.
+template <bool kWindow, int kBlockN, class S, class Coord>
+CUTE_DEVICE void mask_scores(S& s, Coord const& coord, const core::Mask& mask, int64_t row0,
+                             int64_t col0) {
+  CUTE_UNROLL
+  for (int r = 0; r < size<0>(s); ++r) {
+    const int64_t i = row0 + get<0>(coord(r, 0));
+    int64_t lo = 0, hi = mask.k_len;
+    if constexpr (kWindow) {
+      if (mask.right >= 0) hi = cute::min(hi, mask.diag(i) + mask.right + 1);
+      if (mask.left >= 0) lo = cute::max(lo, mask.diag(i) - mask.left);
+    }
+    const int lo_local = int(cute::max(int64_t(0), cute::min(int64_t(kBlockN), lo - col0)));
+    const int hi_local = int(cute::max(int64_t(0), cute::min(int64_t(kBlockN), hi - col0)));
+    CUTE_UNROLL
+    for (int c = 0; c < size<1>(s); ++c) {
+      const int j = get<1>(coord(0, c));
+      if (j < lo_local || j >= hi_local) s(r, c) = -INFINITY;
+    }
+  }
+}
+
+// Running max and (thread-partial) sum of each of a thread's kRows rows. Normalisation is deferred:
+// O accumulates sum_j exp(s_j - m) v_j and is divided by the row sum once, in finalize().
+template <int kRows>
+struct FragmentSoftmax {
+  float row_max[kRows];
+  float row_sum[kRows];  // this lane's share; quad-reduced only in finalize()
+
+  CUTE_DEVICE FragmentSoftmax() {
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      row_max[r] = -INFINITY;
+      row_sum[r] = 0.f;
+    }
+  }
+
+  // Folds one block of scores s into the state; on return s holds P = exp(s - m_new) and o has been
+  // rescaled by exp(m_old - m_new). kFirst: the state is empty, so there is nothing to rescale.
+  template <bool kFirst, class S, class O>
+  CUTE_DEVICE void update(S& s, O& o, float scale_log2) {
+    static_assert(decltype(size<0>(s))::value == kRows);
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      float block_max = kFirst ? -INFINITY : row_max[r];
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(s); ++c) block_max = fmaxf(block_max, s(r, c));
+      const float m_new = quad_max(block_max);
+      // A row that has seen only masked keys keeps m = -inf; subtracting 0 instead of -inf keeps
+      // exp2(-inf - -inf) from becoming NaN (its P is exp2(-inf) = 0).
+      const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;
+      if constexpr (!kFirst) {
+        const float rescale_o = exp2f(row_max[r] * scale_log2 - m_scaled);
+        row_sum[r] *= rescale_o;
+        CUTE_UNROLL
+        for (int c = 0; c < size<1>(o); ++c) o(r, c) *= rescale_o;
+      }
+      row_max[r] = m_new;
+      float sum = 0.f;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(s); ++c) {
+        s(r, c) = exp2f(s(r, c) * scale_log2 - m_scaled);
+        sum += s(r, c);
+      }
+      row_sum[r] = kFirst ? sum : row_sum[r] + sum;
+    }
+  }
+
+  // O /= l and lse = m·scale + ln(l); an empty row (l = 0) gets O = 0 and lse = -inf.
+  template <class O>
+  CUTE_DEVICE void finalize(O& o, float scale_natural, float (&lse)[kRows]) {
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const float l = quad_sum(row_sum[r]);
+      const bool empty = !(l > 0.f);
+      const float inv_l = empty ? 0.f : 1.f / l;
+      lse[r] = empty ? -INFINITY : row_max[r] * scale_natural + logf(l);
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(o); ++c) o(r, c) *= inv_l;
+    }
+  }
+};
+
+}  // namespace fa::cuda::sm80
