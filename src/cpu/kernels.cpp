@@ -1,18 +1,21 @@
-// Register-blocked fp32 tile product and vectorised softmax helpers for the CPU backend.
+// Register-blocked fp32 tile products and vectorised softmax helpers for the CPU backend.
 //
-// Micro-kernel (AVX-512): C is cut into panels of 6 rows x 64 columns held in 24 zmm accumulators
-// (+4 for the B row, +1 broadcast = 29 of 32 registers). Each k step loads one 64-float row of B
-// once and reuses it for 6 rows of A (broadcast from memory), i.e. 24 FMAs per 4 loads: enough
-// to keep both FMA ports busy. Column panels are the outer loop so the K x 64 slice of B stays in
-// L1 while all row groups of A stream past it. Edges use smaller instantiations (1..6 rows,
-// 1..4 vectors) chosen by a switch, so there is no scalar tail (N is padded to 16 by callers).
+// Micro-kernel: C is cut into panels of kRows = 6 rows x kCols vectors held in accumulators; each
+// k step loads one row of B once and reuses it for 6 rows of A (broadcast from memory). AVX-512:
+// 6 x 4 zmm = 24 accumulators (+4 B + 1 broadcast = 29 of 32 registers), 24 FMAs per 4 loads,
+// enough to keep both FMA ports busy. AVX2: 6 x 2 ymm = 12 (+2 +1 = 15 of 16). Column panels
+// are the outer loop so the K x panel slice of B stays in L1 while all row groups of A stream
+// past it. Edges use smaller instantiations (1..6 rows, 1..kCols vectors) chosen by a switch, so
+// there is no scalar tail (callers pad N to 16). One template serves both ISAs through a small
+// vector-traits struct; without AVX2 the portable loops below are used (auto-vectorised).
 #include "cpu/kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#define FA_CPU_SIMD 1
 #include <immintrin.h>
 // GCC 12 reports its own _mm512_undefined_ps() placeholders (inside the reduce/roundscale
 // intrinsics) as uninitialised: a known false positive, silenced for this file only.
@@ -70,42 +73,137 @@ void softmax_update_cols_portable(float* St, int64_t ld, int nk, int ncols, floa
   }
 }
 
-#if defined(__AVX512F__)
+#if defined(FA_CPU_SIMD)
 namespace {
+
+// exp(x) = 2^n * e^r with n = round(x / ln2) and r = x - n ln2 in [-ln2/2, ln2/2], reduced in two
+// steps (Cody-Waite: ln2 = hi + lo, hi with few bits so n*hi is exact) so the error does not grow
+// with |x|; e^r by its degree-7 Taylor series (truncation < 1e-8 relative).
+template <class V>
+inline typename V::T exp_poly(typename V::T x, typename V::T* n_out) {
+  using T = typename V::T;
+  const T n = V::round(V::mul(x, V::set1(1.4426950408889634f)));
+  T f = V::fnma(n, V::set1(0.693359375f), x);
+  f = V::fnma(n, V::set1(-2.12194440e-4f), f);
+  T p = V::set1(1.f / 5040.f);
+  p = V::fma(p, f, V::set1(1.f / 720.f));
+  p = V::fma(p, f, V::set1(1.f / 120.f));
+  p = V::fma(p, f, V::set1(1.f / 24.f));
+  p = V::fma(p, f, V::set1(1.f / 6.f));
+  p = V::fma(p, f, V::set1(0.5f));
+  p = V::fma(p, f, V::set1(1.f));
+  p = V::fma(p, f, V::set1(1.f));
+  *n_out = n;
+  return p;
+}
+
+#if defined(__AVX512F__)
+struct Vec {
+  using T = __m512;
+  static constexpr int W = 16;
+  static constexpr int kCols = 4;  // 4 zmm per row of the register block
+  static const char* name() { return "avx512"; }
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T set1(float x) { return _mm512_set1_ps(x); }
+  static T zero() { return _mm512_setzero_ps(); }
+  static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T fnma(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
+  static T add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+  static T max(T a, T b) { return _mm512_max_ps(a, b); }
+  static T round(T a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // v where t != -inf, else `other`.
+  static T unless_ninf(T t, T v, T other) {
+    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(t, set1(-INFINITY), _CMP_EQ_OQ), other);
+  }
+  static float hmax(T v) { return _mm512_reduce_max_ps(v); }
+  static float hsum(T v) { return _mm512_reduce_add_ps(v); }
+  // Clamped at -110 so -inf and huge negative inputs give exactly 0 through scalef's underflow.
+  static T exp(T x) {
+    T n;
+    const T p = exp_poly<Vec>(max(x, set1(-110.f)), &n);
+    return _mm512_scalef_ps(p, n);
+  }
+};
+#else
+struct Vec {
+  using T = __m256;
+  static constexpr int W = 8;
+  static constexpr int kCols = 2;  // 2 ymm per row: 12 accumulators of 16 registers
+  static const char* name() { return "avx2"; }
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static T set1(float x) { return _mm256_set1_ps(x); }
+  static T zero() { return _mm256_setzero_ps(); }
+  static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T fnma(T a, T b, T c) { return _mm256_fnmadd_ps(a, b, c); }
+  static T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T round(T a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static T unless_ninf(T t, T v, T other) {
+    return _mm256_blendv_ps(v, other, _mm256_cmp_ps(t, set1(-INFINITY), _CMP_EQ_OQ));
+  }
+  static float hmax(T v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+  }
+  static float hsum(T v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  // 2^n built in the exponent field, valid for n in [-126, 127]: inputs are clamped to
+  // [-87.33, 88] and results for x < -87.33 (about FLT_MIN and below) are flushed to 0.
+  static T exp(T x) {
+    T n;
+    const T xc = _mm256_min_ps(max(x, set1(-87.33f)), set1(88.f));
+    const T p = exp_poly<Vec>(xc, &n);
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    const T r = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    return _mm256_andnot_ps(_mm256_cmp_ps(x, set1(-87.33f), _CMP_LT_OQ), r);
+  }
+};
+#endif
+
+constexpr int W = Vec::W;
+constexpr int kRows = 6;  // rows per register block
 
 // TransA: A(r, k) is A[k * lda + r] instead of A[r * lda + k]; the broadcast address is the only
 // difference, so one template serves both.
 template <int R, int NV, bool TransA>
 inline void micro(int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                   int64_t ldc, bool accumulate) {
-  __m512 acc[R][NV];
+  Vec::T acc[R][NV];
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] = accumulate ? _mm512_loadu_ps(C + r * ldc + v * 16) : _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v) acc[r][v] = accumulate ? Vec::load(C + r * ldc + v * W) : Vec::zero();
   for (int k = 0; k < K; ++k) {
-    __m512 b[NV];
-    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(B + k * ldb + v * 16);
+    Vec::T b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = Vec::load(B + k * ldb + v * W);
     for (int r = 0; r < R; ++r) {
-      const __m512 a = _mm512_set1_ps(TransA ? A[k * lda + r] : A[r * lda + k]);
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+      const Vec::T a = Vec::set1(TransA ? A[k * lda + r] : A[r * lda + k]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = Vec::fma(a, b[v], acc[r][v]);
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(C + r * ldc + v * 16, acc[r][v]);
+    for (int v = 0; v < NV; ++v) Vec::store(C + r * ldc + v * W, acc[r][v]);
 }
 
 using MicroFn = void (*)(int, const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
-
-constexpr int kRows = 6;  // rows per register block (6 x 4 zmm accumulators)
-constexpr int kCols = 4;  // zmm vectors per register block (64 floats)
 
 template <int R, bool TransA>
 MicroFn pick_nv(int nv) {
   switch (nv) {
     case 1: return micro<R, 1, TransA>;
     case 2: return micro<R, 2, TransA>;
-    case 3: return micro<R, 3, TransA>;
-    default: return micro<R, 4, TransA>;
+    case 3: return micro<R, (Vec::kCols >= 3 ? 3 : 1), TransA>;  // only reachable with kCols >= 3
+    default: return micro<R, Vec::kCols, TransA>;
   }
 }
 
@@ -126,8 +224,8 @@ void gemm_driver(int M, int N, int K, const float* A, int64_t lda, const float* 
                  float* C, int64_t ldc, bool accumulate) {
   // Row block m0 of A starts at A + m0 * lda (rows) or A + m0 (transposed: columns of At).
   const int64_t a_step = TransA ? 1 : lda;
-  for (int n0 = 0; n0 < N; n0 += kCols * 16) {
-    const int nv = (N - n0) / 16 < kCols ? (N - n0) / 16 : kCols;
+  for (int n0 = 0; n0 < N; n0 += Vec::kCols * W) {
+    const int nv = std::min(Vec::kCols, (N - n0) / W);
     const MicroFn full = pick<TransA>(kRows, nv);
     int m0 = 0;
     for (; m0 + kRows <= M; m0 += kRows)
@@ -149,100 +247,77 @@ void gemm_tile_at(int M, int N, int K, const float* At, int64_t lda, const float
   gemm_driver<true>(M, N, K, At, lda, B, ldb, C, ldc, accumulate);
 }
 
-const char* gemm_tile_isa() { return "avx512"; }
-
-namespace {
-// exp(x) = 2^n * e^r with n = round(x / ln2) and r = x - n ln2 in [-ln2/2, ln2/2], reduced in two
-// steps (Cody-Waite: ln2 = hi + lo, hi with few bits so n*hi is exact) so the error does not grow
-// with |x|; e^r by its degree-7 Taylor series (truncation < 1e-8 relative). x is clamped at -110
-// so -inf and huge negative inputs give exactly 0 through scalef's underflow, not NaN.
-inline __m512 exp512(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-110.f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.4426950408889634f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  f = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), f);
-  __m512 p = _mm512_set1_ps(1.f / 5040.f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f / 720.f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f / 120.f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f / 24.f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f / 6.f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f));
-  return _mm512_scalef_ps(p, n);
-}
-}  // namespace
+const char* gemm_tile_isa() { return Vec::name(); }
 
 void softmax_update_cols(float* St, int64_t ld, int nk, int ncols, float scale, float* m,
                          float* l, float* factor) {
-  const __m512 vscale = _mm512_set1_ps(scale);
-  const __m512 ninf = _mm512_set1_ps(-INFINITY);
-  for (int c = 0; c < ncols; c += 16) {
-    __m512 mx = ninf;
-    for (int j = 0; j < nk; ++j) mx = _mm512_max_ps(mx, _mm512_loadu_ps(St + j * ld + c));
-    const __m512 m_old = _mm512_loadu_ps(m + c);
-    const __m512 m_new = _mm512_max_ps(m_old, _mm512_mul_ps(mx, vscale));
-    // factor = exp(m_old - m_new), forced to 0 where m_old = -inf (also avoids -inf - -inf).
-    const __mmask16 was_empty = _mm512_cmp_ps_mask(m_old, ninf, _CMP_EQ_OQ);
-    const __m512 f = _mm512_maskz_mov_ps(__mmask16(~was_empty),
-                                         exp512(_mm512_sub_ps(_mm512_mask_mov_ps(m_old, was_empty, m_new), m_new)));
-    const __mmask16 still_empty = _mm512_cmp_ps_mask(m_new, ninf, _CMP_EQ_OQ);
-    const __m512 neg = _mm512_maskz_mov_ps(__mmask16(~still_empty), _mm512_sub_ps(_mm512_setzero_ps(), m_new));
-    __m512 sum = _mm512_setzero_ps();
+  const Vec::T vscale = Vec::set1(scale);
+  const Vec::T zero = Vec::zero();
+  for (int c = 0; c < ncols; c += W) {
+    Vec::T mx = Vec::set1(-INFINITY);
+    for (int j = 0; j < nk; ++j) mx = Vec::max(mx, Vec::load(St + j * ld + c));
+    const Vec::T m_old = Vec::load(m + c);
+    const Vec::T m_new = Vec::max(m_old, Vec::mul(mx, vscale));
+    // factor = exp(m_old - m_new), 0 where m_old = -inf (computed on a dummy 0 there: no NaN).
+    const Vec::T f = Vec::unless_ninf(m_old, Vec::exp(Vec::sub(Vec::unless_ninf(m_old, m_old, m_new), m_new)), zero);
+    // P = exp(x * scale - m_new); a column still without a visible key uses 0 for m_new.
+    const Vec::T neg = Vec::unless_ninf(m_new, Vec::sub(zero, m_new), zero);
+    Vec::T sum = zero;
     for (int j = 0; j < nk; ++j) {
-      const __m512 p = exp512(_mm512_fmadd_ps(_mm512_loadu_ps(St + j * ld + c), vscale, neg));
-      _mm512_storeu_ps(St + j * ld + c, p);
-      sum = _mm512_add_ps(sum, p);
+      const Vec::T p = Vec::exp(Vec::fma(Vec::load(St + j * ld + c), vscale, neg));
+      Vec::store(St + j * ld + c, p);
+      sum = Vec::add(sum, p);
     }
-    _mm512_storeu_ps(l + c, _mm512_fmadd_ps(_mm512_loadu_ps(l + c), f, sum));
-    _mm512_storeu_ps(m + c, m_new);
-    _mm512_storeu_ps(factor + c, f);
+    Vec::store(l + c, Vec::fma(Vec::load(l + c), f, sum));
+    Vec::store(m + c, m_new);
+    Vec::store(factor + c, f);
   }
 }
 
 float row_max(const float* x, int n) {
-  __m512 m = _mm512_set1_ps(-INFINITY);
+  Vec::T m = Vec::set1(-INFINITY);
   int i = 0;
-  for (; i + 16 <= n; i += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(x + i));
-  if (i < n) {
-    const __mmask16 k = __mmask16((1u << (n - i)) - 1);
-    m = _mm512_max_ps(m, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + i));
-  }
-  return _mm512_reduce_max_ps(m);
+  for (; i + W <= n; i += W) m = Vec::max(m, Vec::load(x + i));
+  float r = Vec::hmax(m);
+  for (; i < n; ++i) r = std::max(r, x[i]);
+  return r;
 }
 
 float exp_sub_sum(float* x, int n, float sub) {
-  const __m512 s = _mm512_set1_ps(sub);
-  __m512 acc = _mm512_setzero_ps();
+  const Vec::T s = Vec::set1(sub);
+  Vec::T acc = Vec::zero();
   int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
-    _mm512_storeu_ps(x + i, e);
-    acc = _mm512_add_ps(acc, e);
+  for (; i + W <= n; i += W) {
+    const Vec::T e = Vec::exp(Vec::sub(Vec::load(x + i), s));
+    Vec::store(x + i, e);
+    acc = Vec::add(acc, e);
   }
-  if (i < n) {
-    const __mmask16 k = __mmask16((1u << (n - i)) - 1);
-    const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), s));
-    _mm512_mask_storeu_ps(x + i, k, e);
-    acc = _mm512_mask_add_ps(acc, k, acc, e);
+  float total = Vec::hsum(acc);
+  for (; i < n; ++i) {  // tail: same vector exp on a padded copy, so every entry rounds alike
+    float buf[W] = {};
+    buf[0] = x[i] - sub;
+    Vec::store(buf, Vec::exp(Vec::load(buf)));
+    x[i] = buf[0];
+    total += buf[0];
   }
-  return _mm512_reduce_add_ps(acc);
+  return total;
 }
 
 void scale_row(float* x, int n, float s) {
-  const __m512 v = _mm512_set1_ps(s);
+  const Vec::T v = Vec::set1(s);
   int i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), v));
+  for (; i + W <= n; i += W) Vec::store(x + i, Vec::mul(Vec::load(x + i), v));
   for (; i < n; ++i) x[i] *= s;
 }
 
 void exp_span(const float* x, int n, float* y) {
   int i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, exp512(_mm512_loadu_ps(x + i)));
+  for (; i + W <= n; i += W) Vec::store(y + i, Vec::exp(Vec::load(x + i)));
   for (; i < n; ++i) {
-    const __mmask16 k = 1;
-    _mm512_mask_storeu_ps(y + i, k, exp512(_mm512_maskz_loadu_ps(k, x + i)));
+    float buf[W] = {};
+    buf[0] = x[i];
+    Vec::store(buf, Vec::exp(Vec::load(buf)));
+    y[i] = buf[0];
   }
 }
 
