@@ -63,9 +63,20 @@ struct BwdConfig {
   using T = Element;
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWGs = 2;
-  static constexpr int kBlockM = kRowPad;            // 64 queries per step: the N of S^T
-  static constexpr int kBlockN = 64 * kConsumerWGs;  // keys per CTA: one wgmma M (64) per WG
-  static constexpr int kStages = 2;                  // Q/dO ring depth
+  // Head dims above 128 ("split-D"): dK + dV of 64 keys x d would need 2d fp32 registers per
+  // thread in one warpgroup, more than it has. Both WGs then share one 64-key block and split the
+  // head dim of dK/dV (and dQ) instead; S^T/dP^T are split by query columns, and P^T goes through
+  // smem like dS^T (the dV/dK products become SS).
+  static constexpr bool kSplitD = kHeadDim > 128;
+  static constexpr int kBlockM = kRowPad;  // 64 queries per step: the N of S^T
+  // keys per CTA: one wgmma M (64) per WG, or one shared by both WGs (split-D)
+  static constexpr int kBlockN = kSplitD ? 64 : 64 * kConsumerWGs;
+  // Q/dO ring depth. Split-D tiles (32 KB per Q or dO stage at d256) leave room for two only;
+  // FA_SM90_BWD_STAGES overrides the others for ablation.
+#ifndef FA_SM90_BWD_STAGES
+#define FA_SM90_BWD_STAGES 3
+#endif
+  static constexpr int kStages = kHeadDim > 128 ? 2 : FA_SM90_BWD_STAGES;
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   static constexpr int kThreads = kConsumerThreads + 128;  // + the producer warpgroup
   static constexpr int kConsumerRegs = 240;          // 2 x 128 x 240 + 128 x 24 <= 65536
@@ -76,7 +87,10 @@ struct BwdConfig {
 #define FA_SM90_BWD_OVERLAP 1
 #endif
   static constexpr bool kOverlapSdP = FA_SM90_BWD_OVERLAP != 0;
-  static_assert(kHeadDim % 32 == 0 && kHeadDim <= 128, "tile table covers head dims 64, 96, 128");
+  static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "tile table covers head dims 64 ... 256");
+  // Width the swizzle atoms of Q/dO must divide: their transposed views are the B operand of the
+  // dV/dK products, whose N (head dim) is split across the WGs in the split-D form.
+  static constexpr int kQAtomWidth = kSplitD ? kHeadDim / kConsumerWGs : kHeadDim;
 
   using D = Int<kHeadDim>;
   using BM = Int<kBlockM>;
@@ -85,7 +99,7 @@ struct BwdConfig {
 
   // Q and dO: (kBlockM, D, stages), head dim contiguous. Read K-major by S^T/dP^T and MN-major
   // (transposed view) by dK/dV.
-  using SmemLayoutQ = decltype(tile_to_shape(KMajorAtom<T, kHeadDim>{}, Shape<BM, D, ST>{}));
+  using SmemLayoutQ = decltype(tile_to_shape(KMajorAtom<T, kQAtomWidth>{}, Shape<BM, D, ST>{}));
   using SmemLayoutQt = decltype(composition(
       SmemLayoutQ{}, make_layout(Shape<D, BM, ST>{}, Stride<BM, _1, Int<kBlockM * kHeadDim>>{})));
   // K: K-major A of S^T, MN-major B of dQ whose N (head dim) is split over the consumer WGs, so
@@ -94,19 +108,34 @@ struct BwdConfig {
       decltype(tile_to_shape(KMajorAtom<T, kHeadDim / kConsumerWGs>{}, Shape<BN, D>{}));
   using SmemLayoutKt =
       decltype(composition(SmemLayoutK{}, make_layout(Shape<D, BN>{}, Stride<BN, _1>{})));
-  using SmemLayoutV = decltype(tile_to_shape(KMajorAtom<T, kHeadDim>{}, Shape<BN, D>{}));
+  using SmemLayoutV = decltype(tile_to_shape(KMajorAtom<T, kQAtomWidth>{}, Shape<BN, D>{}));
   // dS^T: (kBlockN, kBlockM, 2 buffers), queries contiguous (the accumulator holds query pairs).
   // dQ reads it as dS (kBlockM, kBlockN), M-major.
   using SmemLayoutdSt = decltype(tile_to_shape(KMajorAtom<T, kBlockM>{}, Shape<BN, BM, _2>{}));
   using SmemLayoutdS = decltype(composition(
       SmemLayoutdSt{}, make_layout(Shape<BM, BN, _2>{}, Stride<BN, _1, Int<kBlockM * kBlockN>>{})));
 
-  using MmaSdP = decltype(make_tiled_mma(
-      SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, BM, D>, GMMA::Major::K, GMMA::Major::K>(),
-      Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}));
-  using MmadKV = decltype(make_tiled_mma(
-      SM90::GMMA::rs_op_selector<T, T, float, Shape<_64, D, BM>, GMMA::Major::K, GMMA::Major::MN>(),
-      Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}));
+  // S^T = K Q^T and dP^T = V dO^T: WGs split the keys (M), or in split-D the queries (N).
+  using MmaSdP = std::conditional_t<
+      kSplitD,
+      decltype(make_tiled_mma(
+          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kBlockM / kConsumerWGs>, D>,
+                                     GMMA::Major::K, GMMA::Major::K>(),
+          Layout<Shape<_1, Int<kConsumerWGs>, _1>>{})),
+      decltype(make_tiled_mma(
+          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, BM, D>, GMMA::Major::K, GMMA::Major::K>(),
+          Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}))>;
+  // dV += P^T dO and dK += dS^T Q: A from registers (RS), or in split-D from smem with the head
+  // dim (N) split across the WGs.
+  using MmadKV = std::conditional_t<
+      kSplitD,
+      decltype(make_tiled_mma(
+          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kHeadDim / kConsumerWGs>, BM>,
+                                     GMMA::Major::K, GMMA::Major::MN>(),
+          Layout<Shape<_1, Int<kConsumerWGs>, _1>>{})),
+      decltype(make_tiled_mma(
+          SM90::GMMA::rs_op_selector<T, T, float, Shape<_64, D, BM>, GMMA::Major::K, GMMA::Major::MN>(),
+          Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}))>;
   using MmadQ = decltype(make_tiled_mma(
       SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kHeadDim / kConsumerWGs>, BN>,
                                  GMMA::Major::MN, GMMA::Major::MN>(),
@@ -132,6 +161,7 @@ struct BwdConfig {
     array_aligned<T, cosize_v<SmemLayoutQ>, 1024> q;
     array_aligned<T, cosize_v<SmemLayoutQ>, 1024> dout;
     array_aligned<T, cosize_v<SmemLayoutdSt>, 1024> ds;
+    array_aligned<T, kSplitD ? cosize_v<SmemLayoutdSt> : 8, 1024> pt;  // P^T, split-D only
     alignas(16) float lse[kStages][kBlockM];
     alignas(16) float dpsum[kStages][kBlockM];
     uint64_t bar_kv;
@@ -139,6 +169,7 @@ struct BwdConfig {
     uint64_t bar_do[kStages];
     uint64_t bar_empty[kStages];
   };
+  static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
 };
 
 template <class Cfg>
@@ -413,6 +444,8 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   auto copy_ds = make_tiled_copy_C(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, T>{}, mma_sdp);
   auto thr_copy_ds = copy_ds.get_thread_slice(tid);
   Tensor tdSsdS = thr_copy_ds.partition_D(sdSt);  // (CPY, CPY_M, CPY_N, buffers)
+  // Split-D only: P^T in smem (the SS operands of dV/dK are partitioned where used).
+  Tensor sPt = make_tensor(make_smem_ptr(ss.pt.data()), typename Cfg::SmemLayoutdSt{});
 
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
 
@@ -462,12 +495,18 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     Tensor rP = make_tensor<T>(tSrS.layout());
     CUTE_UNROLL
     for (int i = 0; i < size(tSrS); ++i) rP(i) = T(tSrS(i));
-    // dV += P^T dO with the A operand straight from registers.
-    Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
-    wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
+    if constexpr (!Cfg::kSplitD) {
+      // dV += P^T dO with the A operand straight from registers.
+      Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
+      wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
+    } else {
+      Tensor tPsPt = thr_copy_ds.partition_D(sPt);
+      copy(copy_ds, thr_copy_ds.retile_S(rP), tPsPt(_, _, _, buf));  // dV waits for both halves
+    }
 
     if constexpr (kOverlap) {
-      warpgroup_wait<1>();  // dP^T is done (batches retire in order); dV may still run
+      // dP^T is done (batches retire in order); dV may still run (split-D issued none)
+      warpgroup_wait<Cfg::kSplitD ? 0 : 1>();
       CUTE_UNROLL
       for (int i = 0; i < size(tSrS); ++i) {
         const int qi = get<1>(tScS(i));
@@ -477,15 +516,24 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     Tensor rdS = make_tensor<T>(tdPrdP.layout());
     CUTE_UNROLL
     for (int i = 0; i < size(tdPrdP); ++i) rdS(i) = T(tdPrdP(i));
-    // dK += dS^T Q, A from registers as well.
-    Tensor tdKrdS = make_tensor(rdS.data(), acc_as_a_operand(tdPrdP.layout()));
-    wgmma_batch<false>(mma_dkv, tdKrdS, tdKrQ(_, _, _, stage), tdKrdK);
+    if constexpr (!Cfg::kSplitD) {
+      // dK += dS^T Q, A from registers as well.
+      Tensor tdKrdS = make_tensor(rdS.data(), acc_as_a_operand(tdPrdP.layout()));
+      wgmma_batch<false>(mma_dkv, tdKrdS, tdKrQ(_, _, _, stage), tdKrdK);
+    }
 
     // dS^T to smem for dQ (both WGs read both halves). The fence makes the generic-proxy stores
     // visible to the async proxy (wgmma reads smem through it).
     copy(copy_ds, thr_copy_ds.retile_S(rdS), tdSsdS(_, _, _, buf));
     cutlass::arch::fence_view_async_shared();
     consumer_sync(int(BarrierId::DsWritten), kConsumerThreads);
+    if constexpr (Cfg::kSplitD) {
+      // Both query halves of P^T and dS^T are in smem now.
+      Tensor tdVrPt = thr_dkv.partition_fragment_A(sPt);  // (MMA, MMA_M, MMA_K, buffers)
+      Tensor tdKrdSt = thr_dkv.partition_fragment_A(sdSt);
+      wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
+      wgmma_batch<false>(mma_dkv, tdKrdSt(_, _, _, buf), tdKrQ(_, _, _, stage), tdKrdK);
+    }
 
     Tensor tdQrdQ = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
     wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);

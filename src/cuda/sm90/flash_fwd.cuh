@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "core/mask.hpp"
 #include "core/params.hpp"
@@ -521,9 +522,28 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   return check_launch("sm90 forward kernel launch");
 }
 
-// Ablations: FA_SM90_FWD_ABLATE = "no_pingpong" | "no_overlap" | "plain" (neither), read per call.
-// The alternative variants are compiled only into the d128 instances to keep compile time in
-// budget.
+// One kernel variant, launched. The default instances (src/cuda/instances/sm90_fwd_*.cu) use
+// overlap + ping-pong; the ablation variants are explicitly instantiated for bf16 d128 only, in
+// src/cuda/sm90/fwd_ablation_*.cu, so the instance files stay at one kernel each (compile budget).
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap, bool kIntraWgOverlap, bool kPingPong>
+core::Status launch_fwd_variant(const core::AttnParams& p, cudaStream_t stream) {
+  return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, kIntraWgOverlap, kPingPong>, Element>(
+      p, stream);
+}
+#define FA_SM90_FWD_ABLATION_VARIANTS(X)                                 \
+  X(cutlass::bfloat16_t, 128, false, false, true, false) /* no_pingpong */ \
+  X(cutlass::bfloat16_t, 128, true, true, true, false)                   \
+  X(cutlass::bfloat16_t, 128, false, false, false, true) /* no_overlap */ \
+  X(cutlass::bfloat16_t, 128, true, true, false, true)                   \
+  X(cutlass::bfloat16_t, 128, false, false, false, false) /* plain */    \
+  X(cutlass::bfloat16_t, 128, true, true, false, false)
+#define FA_SM90_FWD_EXTERN(E, D, M, S, O, P) \
+  extern template core::Status launch_fwd_variant<E, D, M, S, O, P>(const core::AttnParams&, cudaStream_t);
+FA_SM90_FWD_ABLATION_VARIANTS(FA_SM90_FWD_EXTERN)
+#undef FA_SM90_FWD_EXTERN
+
+// Ablations: FA_SM90_FWD_ABLATE = "no_pingpong" | "no_overlap" | "plain" (neither), read per call;
+// honoured for bf16 d128 (other instances ignore it).
 inline int sm90_fwd_ablation() {
   const char* v = std::getenv("FA_SM90_FWD_ABLATE");
   if (!v || !*v) return 0;
@@ -542,11 +562,11 @@ template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
 core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* /*ws*/) {
   using namespace sm90;
   if (p.seqlen_q == 0) return core::Status::success();
-  if constexpr (kHeadDim == 128) {
+  if constexpr (kHeadDim == 128 && std::is_same_v<Element, cutlass::bfloat16_t> && kMasked == kSoftcap) {
     switch (sm90_fwd_ablation()) {
-      case 1: return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, true, false>, Element>(p, stream);
-      case 2: return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, false, true>, Element>(p, stream);
-      case 3: return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, false, false>, Element>(p, stream);
+      case 1: return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, true, false>(p, stream);
+      case 2: return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, false, true>(p, stream);
+      case 3: return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, false, false>(p, stream);
       default: break;
     }
   }
