@@ -133,11 +133,9 @@ void backward_block(BwdShared& sh, const BwdTask& t, BwdScratch& w) {
         const float dsum = w.dsum[r];
         if (p.softcap > 0.f) {
           // dS needs d(score)/d(qk) at the transformed score; fold it into dprow now.
-          for (int c = 0; c < nk; ++c) {
-            const float sc = core::score_transform(srow[c], p.scale, p.softcap);
-            dprow[c] = (dprow[c] - dsum) * core::score_transform_grad(sc, p.scale, p.softcap);
-            srow[c] = sc;
-          }
+          softcap_span(srow, nk, p.scale, p.softcap);
+          for (int c = 0; c < nk; ++c)
+            dprow[c] = (dprow[c] - dsum) * core::score_transform_grad(srow[c], p.scale, p.softcap);
         } else {
           const float scale = p.scale;
           for (int c = 0; c < nk; ++c) {

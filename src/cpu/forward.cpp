@@ -100,11 +100,7 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, FwdScratch& w) {
     gemm_tile(nk, mip, d, kp, ldk, w.qt.data(), kBlockM, w.st.data(), kBlockM, false);
 
     if (p.softcap > 0.f) {
-      for (int j = 0; j < nk; ++j)
-        for (int c = 0; c < mi; ++c) {
-          float& x = w.st[size_t(j) * kBlockM + c];
-          x = core::score_transform(x, p.scale, p.softcap);
-        }
+      for (int j = 0; j < nk; ++j) softcap_span(w.st.data() + size_t(j) * kBlockM, mip, p.scale, p.softcap);
     }
     if (!mask.block_unmasked(t.i0, t.i0 + mi, j0, j0 + nk)) {
       // Partial block: key j is seen by one interval of the block's queries.

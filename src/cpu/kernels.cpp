@@ -14,6 +14,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/softmax.hpp"
+
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #define FA_CPU_SIMD 1
 #include <immintrin.h>
@@ -274,6 +276,43 @@ void softmax_update_cols(float* St, int64_t ld, int nk, int ncols, float scale, 
   }
 }
 
+// tanh(a) for a = |y|: below 0.5 as expm1(2a) / (expm1(2a) + 2) with expm1 by its Taylor series
+// (degree 10 on [0, 1): truncation < 3e-8, no cancellation); above, 1 - 2 / (exp(2a) + 1), whose
+// cancellation costs at most ~1 bit at a = 0.5. a is clamped at 9 (tanh = 1 in fp32 beyond).
+void softcap_span(float* x, int n, float scale, float cap) {
+  const Vec::T k = Vec::set1(scale / cap), vcap = Vec::set1(cap), one = Vec::set1(1.f), two = Vec::set1(2.f);
+  const Vec::T sign_mask = Vec::set1(-0.f);
+  int i = 0;
+  for (; i + W <= n; i += W) {
+    const Vec::T y = Vec::mul(Vec::load(x + i), k);
+#if defined(__AVX512F__)
+    const Vec::T a = _mm512_min_ps(_mm512_andnot_ps(sign_mask, y), Vec::set1(9.f));
+#else
+    const Vec::T a = _mm256_min_ps(_mm256_andnot_ps(sign_mask, y), Vec::set1(9.f));
+#endif
+    const Vec::T z = Vec::add(a, a);
+    Vec::T q = Vec::set1(1.f / 3628800.f);  // expm1(z) = z (1 + z/2 + z^2/6 + ... + z^9/10!)
+    for (float c : {1.f / 362880.f, 1.f / 40320.f, 1.f / 5040.f, 1.f / 720.f, 1.f / 120.f, 1.f / 24.f,
+                    1.f / 6.f, 0.5f, 1.f})
+      q = Vec::fma(q, z, Vec::set1(c));
+    const Vec::T em1 = Vec::mul(q, z);
+    const Vec::T e = Vec::exp(z);
+#if defined(__AVX512F__)
+    const Vec::T small = _mm512_div_ps(em1, Vec::add(em1, two));
+    const Vec::T large = Vec::sub(one, _mm512_div_ps(two, Vec::add(e, one)));
+    const Vec::T t = _mm512_mask_mov_ps(large, _mm512_cmp_ps_mask(a, Vec::set1(0.5f), _CMP_LT_OQ), small);
+    const Vec::T signed_t = _mm512_or_ps(t, _mm512_and_ps(y, sign_mask));
+#else
+    const Vec::T small = _mm256_div_ps(em1, Vec::add(em1, two));
+    const Vec::T large = Vec::sub(one, _mm256_div_ps(two, Vec::add(e, one)));
+    const Vec::T t = _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, Vec::set1(0.5f), _CMP_LT_OQ));
+    const Vec::T signed_t = _mm256_or_ps(t, _mm256_and_ps(y, sign_mask));
+#endif
+    Vec::store(x + i, Vec::mul(vcap, signed_t));
+  }
+  for (; i < n; ++i) x[i] = core::score_transform(x[i], scale, cap);
+}
+
 float row_max(const float* x, int n) {
   Vec::T m = Vec::set1(-INFINITY);
   int i = 0;
@@ -339,6 +378,10 @@ void softmax_update_cols(float* St, int64_t ld, int nk, int ncols, float scale, 
 }
 
 const char* gemm_tile_isa() { return "portable"; }
+
+void softcap_span(float* x, int n, float scale, float cap) {
+  for (int i = 0; i < n; ++i) x[i] = core::score_transform(x[i], scale, cap);
+}
 
 float row_max(const float* x, int n) {
   float m = -std::numeric_limits<float>::infinity();

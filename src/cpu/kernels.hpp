@@ -39,6 +39,10 @@ void softmax_update_cols(float* St, int64_t ld, int nk, int ncols, float scale, 
 void softmax_update_cols_portable(float* St, int64_t ld, int nk, int ncols, float scale, float* m,
                                   float* l, float* factor);
 
+// Score soft-capping in place: x[i] = cap * tanh(x[i] * scale / cap) (core::score_transform with
+// softcap = cap > 0), vectorised; a few ulp from tanhf. -inf gives -cap: mask after capping.
+void softcap_span(float* x, int n, float scale, float cap);
+
 // max over x[0..n); -inf for n == 0.
 float row_max(const float* x, int n);
 // x[i] = exp(x[i] - sub) for i < n, returns the sum of the new x. sub must be finite; x[i] may be

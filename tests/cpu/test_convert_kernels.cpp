@@ -219,6 +219,29 @@ TEST(Kernels, MaskIntervalsMatchAllowed) {
         }
 }
 
+TEST(Kernels, SoftcapMatchesTanh) {
+  for (float cap : {0.7f, 5.f, 30.f}) {
+    std::vector<float> x;
+    for (float v = -400.f; v <= 400.f; v += 0.00731f * (std::fabs(v) + 0.01f)) x.push_back(v);
+    x.push_back(0.f);
+    x.push_back(-0.f);
+    x.push_back(-INFINITY);
+    std::vector<float> y = x;
+    const float scale = 0.125f;
+    cpu::softcap_span(y.data(), int(y.size()), scale, cap);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = double(cap) * std::tanh(double(x[i]) * (double(scale) / cap));
+      if (std::isinf(x[i])) {
+        ASSERT_EQ(y[i], float(want));
+        continue;
+      }
+      // A few ulp of the result (the argument itself is rounded once, like tanhf's).
+      ASSERT_NEAR(y[i], want, 4e-7 * std::fabs(want) + 1e-30) << "x = " << x[i] << " cap " << cap;
+      ASSERT_EQ(std::signbit(y[i]), std::signbit(x[i])) << x[i];
+    }
+  }
+}
+
 TEST(Kernels, ExpIsAccurateAndSafe) {
   std::vector<float> x;
   for (float v = -110.f; v <= 88.f; v += 0.0137f) x.push_back(v);
