@@ -1,0 +1,623 @@
+// FlashAttention-2 backward, sm80 class (mma.sync m16n8k16, ldmatrix, cp.async), written in CuTe.
+// Runs on sm_80 and, compiled separately, on sm_90.
+//
+// Three kernels per call, stream-ordered:
+//  1. bwd_prepass_kernel — one warp per (query row, head): D = rowsum(dO ∘ O) in fp32, and zeroes
+//     that row's fp32 dQ accumulator (and, in deterministic mode, the dQ semaphores).
+//  2. bwd_main_kernel — one CTA per (key block, KV head, batch). K_j and V_j stay in shared memory
+//     and dK_j, dV_j in fp32 registers while the CTA walks every (query head of the GQA group,
+//     query block that sees key block j). Per step:
+//        cp.async  Q_i, dO_i -> smem (double-buffered: step i+1 loads while step i computes)
+//        S  = Q_i K_j^T, dP = dO_i V_j^T               (ldmatrix + mma.sync, fp32 accumulators)
+//        P  = exp2(score·log2e − LSE·log2e), masked / past-the-end entries 0
+//        dS = P ∘ (dP − D) · d(score)/d(qk)           (scale, or scale·(1 − tanh²) with softcap)
+//        P, dS -> smem (fp16/bf16)                      __syncthreads
+//        dV_j += P^T dO_i, dK_j += dS^T Q_i              (ldmatrix.trans of the same smem tiles)
+//        dQ_i += dS K_j  -> red.global.add.f32 into the workspace accumulator
+//                                                        __syncthreads (smem stage reuse)
+//     Deterministic mode orders the dQ adds of one query block by key block with a per-(batch,
+//     head, query block) counter: key block j spins until the counter equals its rank.
+//     The epilogue stages dK_j, dV_j through smem (reusing K/V's space) for 16-byte stores.
+//  3. bwd_convert_dq_kernel — one warp per (row, head): fp32 dQ -> dq's dtype and strides.
+// The softmax scale (and softcap derivative) is folded into dS, so dQ and dK need no final scale.
+#pragma once
+
+#include <cuda_runtime.h>
+
+// clang-format off: cute/tensor.hpp must come first (the others rely on its declarations)
+#include <cute/tensor.hpp>
+#include <cute/arch/copy_sm75.hpp>
+#include <cute/arch/copy_sm80.hpp>
+#include <cute/arch/mma_sm80.hpp>
+#include <cute/atom/copy_atom.hpp>
+#include <cute/atom/mma_atom.hpp>
+// clang-format on
+#include <cutlass/numeric_types.h>
+
+#include <string>
+#include <type_traits>
+
+#include "core/mask.hpp"
+#include "core/params.hpp"
+#include "core/softmax.hpp"
+#include "core/status.hpp"
+#include "cuda/dispatch.hpp"
+#include "cuda/sm80/bwd_block_range.cuh"
+#include "cuda/sm80/bwd_workspace.cuh"
+
+namespace fa::cuda::sm80::bwd {
+
+using namespace cute;
+
+// ---- tile table: one row per head dim ----------------------------------------------------------
+// kBlockN keys per CTA (the dK/dV tile held in registers), kBlockM query rows per inner step,
+// kStages Q/dO smem buffers. Shared memory = (2·N·D + 2·kStages·M·D + 2·M·N) · 2 bytes must fit
+// 163 KB (sm80 opt-in limit); d 192/256 halve kBlockN, d 256 also single-buffers Q/dO.
+template <int kHeadDim>
+struct BwdTile {
+  static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "head dims 32..256 in steps of 32");
+  static constexpr int kBlockM = 64;
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
+  static constexpr int kStages = kHeadDim <= 192 ? 2 : 1;
+  // S and dP are computed kSdPChunks key columns at a time: with 128 keys and d >= 96 the dK/dV
+  // accumulators take 96-128 registers per thread and full-width S and dP (64 more) spill.
+  static constexpr int kSdPChunks = (kBlockN == 128 && kHeadDim >= 96) ? 2 : 1;
+  // Warps along keys (dK/dV) and along query rows (dQ); the rest go across the head dim. With
+  // d >= 192 a warp spanning 128 head-dim columns would hold 64 B-operand registers per k-slice.
+  static constexpr int kWarpsNdKV = 4;
+  static constexpr int kWarpsMdQ = 4;
+};
+
+template <typename Element_, int kHeadDim_>
+struct BwdTraits {
+  using Element = Element_;
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = BwdTile<kHeadDim>::kBlockM;
+  static constexpr int kBlockN = BwdTile<kHeadDim>::kBlockN;
+  static constexpr int kStages = BwdTile<kHeadDim>::kStages;
+  static constexpr int kSdPChunks = BwdTile<kHeadDim>::kSdPChunks;
+  static constexpr int kBlockNc = kBlockN / kSdPChunks;  // key columns of one S/dP chunk
+  static constexpr int kNWarps = 8;
+  static constexpr int kNThreads = kNWarps * 32;
+  static_assert(kBlockM == kBwdSemBlockM, "dQ semaphores are laid out per 64 query rows");
+
+  // Warp arrangement of the three MMA shapes (each warp owns 16 rows × 16 cols per atom pass):
+  static constexpr int kWarpsMSdP = 2;  // S, dP [M x N]: 2 warps down query rows × 4 across keys
+  static constexpr int kWarpsNdKV = BwdTile<kHeadDim>::kWarpsNdKV;  // dK, dV [N x D]
+  static constexpr int kWarpsMdQ = BwdTile<kHeadDim>::kWarpsMdQ;    // dQ [M x D]
+
+  using MmaOp = std::conditional_t<std::is_same_v<Element, cutlass::half_t>,
+                                   SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x16_F32BF16BF16F32_TN>;
+  using TiledMmaSdP =
+      TiledMMA<MMA_Atom<MmaOp>, Layout<Shape<Int<kWarpsMSdP>, Int<kNWarps / kWarpsMSdP>, _1>>,
+               Tile<Int<16 * kWarpsMSdP>, Int<16 * (kNWarps / kWarpsMSdP)>, _16>>;
+  using TiledMmadKV =
+      TiledMMA<MMA_Atom<MmaOp>, Layout<Shape<Int<kWarpsNdKV>, Int<kNWarps / kWarpsNdKV>, _1>>,
+               Tile<Int<16 * kWarpsNdKV>, Int<16 * (kNWarps / kWarpsNdKV)>, _16>>;
+  using TiledMmadQ =
+      TiledMMA<MMA_Atom<MmaOp>, Layout<Shape<Int<kWarpsMdQ>, Int<kNWarps / kWarpsMdQ>, _1>>,
+               Tile<Int<16 * kWarpsMdQ>, Int<16 * (kNWarps / kWarpsMdQ)>, _16>>;
+
+  // Row-major [rows, D] tiles, swizzled in 16-byte chunks so that ldmatrix (8 rows × 16 bytes) and
+  // its transposed form hit 8 different bank groups. A swizzle row is 64 elements (128 bytes), or 32
+  // when D is not a multiple of 64 (96, 192 is fine).
+  static constexpr int kSwizzleRow = kHeadDim % 64 == 0 ? 64 : 32;
+  static constexpr int kSwizzleBits = kSwizzleRow == 64 ? 3 : 2;
+  using SmemAtomRows = decltype(composition(
+      Swizzle<kSwizzleBits, 3, 3>{},
+      Layout<Shape<_8, Int<kSwizzleRow>>, Stride<Int<kSwizzleRow>, _1>>{}));
+  using SmemLayoutQ = decltype(tile_to_shape(SmemAtomRows{}, Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  using SmemLayoutKV = decltype(tile_to_shape(SmemAtomRows{}, Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  // Transposed views (same bytes): the MN-major operands of dV/dK (= ·^T dO, ·^T Q) and dQ (K^T).
+  using SmemLayoutQt = decltype(composition(
+      SmemLayoutQ{}, make_layout(Shape<Int<kHeadDim>, Int<kBlockM>>{}, GenRowMajor{})));
+  using SmemLayoutKt = decltype(composition(
+      SmemLayoutKV{}, make_layout(Shape<Int<kHeadDim>, Int<kBlockN>>{}, GenRowMajor{})));
+  using SmemAtomPdS =
+      decltype(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{}));
+  using SmemLayoutPdS = decltype(tile_to_shape(SmemAtomPdS{}, Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  using SmemLayoutPdSt = decltype(composition(
+      SmemLayoutPdS{}, make_layout(Shape<Int<kBlockN>, Int<kBlockM>>{}, GenRowMajor{})));
+
+  static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements per Q (or dO) stage
+  static constexpr int kSmemKV = kBlockN * kHeadDim;
+  static constexpr int kSmemPdS = kBlockM * kBlockN;
+  static constexpr int kSmemBytes =
+      int(sizeof(Element)) * (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS);
+  static_assert(kSmemBytes <= 163 * 1024, "must fit the sm80 shared-memory limit");
+
+  // gmem <-> smem: 16-byte vectors, kSwizzleRow/8 threads per row.
+  static constexpr int kGmemThreadsPerRow = kSwizzleRow / 8;
+  using GmemThreads = Layout<Shape<Int<kNThreads / kGmemThreadsPerRow>, Int<kGmemThreadsPerRow>>,
+                             Stride<Int<kGmemThreadsPerRow>, _1>>;
+  using GmemLoad = decltype(make_tiled_copy(
+      Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>, Element>{}, GmemThreads{},
+      Layout<Shape<_1, _8>>{}));
+  using GmemStore = decltype(make_tiled_copy(
+      Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, Element>{}, GmemThreads{},
+      Layout<Shape<_1, _8>>{}));
+  static_assert(kBlockM % (kNThreads / kGmemThreadsPerRow) == 0, "row passes must tile kBlockM");
+
+  using SmemLoad = Copy_Atom<SM75_U32x4_LDSM_N, Element>;   // K-major operands
+  using SmemLoadT = Copy_Atom<SM75_U16x8_LDSM_T, Element>;  // MN-major operands (transposed views)
+  using SmemStore = Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<32>, Element>;  // 2 accums
+};
+
+// ---- fragment helpers --------------------------------------------------------------------------
+
+// ((2 cols, 2 row-halves), MMA_M, MMA_N) accumulator -> ((2, MMA_M) rows, (2, MMA_N) cols).
+template <class Layout>
+CUTE_HOST_DEVICE constexpr auto rowcol(Layout const& acc) {
+  return make_layout(make_layout(get<0, 1>(acc), get<1>(acc)),
+                     make_layout(get<0, 0>(acc), get<2>(acc)));
+}
+
+// (row, col) tile coordinates of a thread's [kRows x kCols] accumulator, in rowcol() order.
+template <int kRows, int kCols, class ThrMma>
+CUTE_DEVICE auto rowcol_coords(ThrMma const& thr) {
+  Tensor c = thr.partition_C(make_identity_tensor(Shape<Int<kRows>, Int<kCols>>{}));
+  return make_tensor(c.data(), rowcol(c.layout()));
+}
+
+template <typename To, class Engine, class Layout>
+CUTE_DEVICE auto convert_to(Tensor<Engine, Layout> const& src) {
+  Tensor dst = make_tensor<To>(src.layout());
+  CUTE_UNROLL
+  for (int i = 0; i < size(src); ++i) dst(i) = To(src(i));
+  return dst;
+}
+
+// acc += A·B, both from shared memory; ldmatrix of k-slice k+1 overlaps the MMAs of slice k.
+template <class TiledMma, class Acc, class RA, class RB, class SA, class SB, class CopyA, class CopyB,
+          class ThrCopyA, class ThrCopyB>
+CUTE_DEVICE void gemm_smem(TiledMma const& mma, Acc& acc, RA& rA, RB& rB, SA const& sA,
+                           SB const& sB, CopyA const& copy_a, CopyB const& copy_b,
+                           ThrCopyA const& thr_a, ThrCopyB const& thr_b) {
+  Tensor rA_view = thr_a.retile_D(rA);
+  Tensor rB_view = thr_b.retile_D(rB);
+  constexpr int kSlices = decltype(size<2>(rA))::value;
+  copy(copy_a, sA(_, _, 0), rA_view(_, _, 0));
+  copy(copy_b, sB(_, _, 0), rB_view(_, _, 0));
+  CUTE_UNROLL
+  for (int k = 0; k < kSlices; ++k) {
+    if (k + 1 < kSlices) {
+      copy(copy_a, sA(_, _, k + 1), rA_view(_, _, k + 1));
+      copy(copy_b, sB(_, _, k + 1), rB_view(_, _, k + 1));
+    }
+    cute::gemm(mma, rA(_, _, k), rB(_, _, k), acc);
+  }
+}
+
+// cp.async of rows below row_limit; rows past it are zero-filled (zeros, not garbage: a NaN
+// pattern in a padded K/V/Q/dO row would turn 0 · NaN into NaN in dQ, dK or dV).
+template <class TiledCopy, class Src, class Dst, class Coord>
+CUTE_DEVICE void load_rows(TiledCopy const& tiled_copy, Src const& src, Dst&& dst,
+                           Coord const& coord, int64_t row_limit) {
+  CUTE_UNROLL
+  for (int m = 0; m < size<1>(dst); ++m) {
+    if (get<0>(coord(0, m, 0)) < row_limit)
+      copy(tiled_copy, src(_, m, _), dst(_, m, _));
+    else
+      clear(dst(_, m, _));
+  }
+}
+
+template <class TiledCopy, class Src, class Dst, class Coord>
+CUTE_DEVICE void store_rows(TiledCopy const& tiled_copy, Src const& src, Dst&& dst,
+                            Coord const& coord, int64_t row_limit) {
+  CUTE_UNROLL
+  for (int m = 0; m < size<1>(src); ++m)
+    if (get<0>(coord(0, m, 0)) < row_limit) copy(tiled_copy, src(_, m, _), dst(_, m, _));
+}
+
+// Dense workspace row of sequence b's first query (see bwd_workspace.cuh).
+CUTE_DEVICE int64_t ws_row0(const core::AttnParams& p, int b, const core::SeqInfo& s) {
+  return p.varlen ? s.q_start : int64_t(b) * p.seqlen_q;
+}
+// (batch, tensor row) of a dense workspace row; varlen tensors have batch stride 0.
+CUTE_DEVICE void ws_row_to_tensor(const core::AttnParams& p, int64_t row, int64_t* b, int64_t* r) {
+  if (p.varlen) {
+    *b = 0;
+    *r = row;
+  } else {
+    *b = row / p.seqlen_q;
+    *r = row - *b * p.seqlen_q;
+  }
+}
+
+CUTE_DEVICE int load_acquire(const int* ptr) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
+  return v;
+}
+
+// ---- kernel 1: D = rowsum(dO ∘ O), zero the dQ accumulator -------------------------------------
+template <typename Element, int kHeadDim>
+__global__ void __launch_bounds__(256) bwd_prepass_kernel(const __grid_constant__ core::AttnParams p,
+                                                          const BwdWorkspace ws) {
+  const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t nthreads = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = gtid; i < ws.n_sem; i += nthreads) ws.dq_sem[i] = 0;
+  const int64_t pair = gtid / 32;  // (row, head), head fastest
+  const int lane = threadIdx.x % 32;
+  if (pair >= p.total_q * p.heads_q) return;
+  const int64_t row = pair / p.heads_q;
+  const int h = int(pair - row * p.heads_q);
+  int64_t b, r;
+  ws_row_to_tensor(p, row, &b, &r);
+  float dot = 0.f;
+  const int c0 = lane * 8;  // 8 elements (16 bytes) per lane; d <= 256 needs at most 32 lanes
+  if (c0 < kHeadDim) {
+    const uint4 ov = *reinterpret_cast<const uint4*>(static_cast<const Element*>(p.o) +
+                                                     p.o_str.offset(b, r, h) + c0);
+    const uint4 dv = *reinterpret_cast<const uint4*>(static_cast<const Element*>(p.dout) +
+                                                     p.do_str.offset(b, r, h) + c0);
+    const Element* oe = reinterpret_cast<const Element*>(&ov);
+    const Element* de = reinterpret_cast<const Element*>(&dv);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) dot += float(oe[e]) * float(de[e]);
+    float4* acc =
+        reinterpret_cast<float4*>(ws.dq_accum + (int64_t(h) * p.total_q + row) * kHeadDim + c0);
+    acc[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+    acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+  if (lane == 0) ws.dsum[int64_t(h) * p.total_q + row] = dot;
+}
+
+// ---- kernel 3: fp32 dQ -> dq ----------------------------------------------------------------------
+template <typename Element, int kHeadDim>
+__global__ void __launch_bounds__(256) bwd_convert_dq_kernel(
+    const __grid_constant__ core::AttnParams p, const BwdWorkspace ws) {
+  const int64_t pair = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const int c0 = lane * 8;
+  if (pair >= p.total_q * p.heads_q || c0 >= kHeadDim) return;
+  const int64_t row = pair / p.heads_q;
+  const int h = int(pair - row * p.heads_q);
+  int64_t b, r;
+  ws_row_to_tensor(p, row, &b, &r);
+  const float4* acc =
+      reinterpret_cast<const float4*>(ws.dq_accum + (int64_t(h) * p.total_q + row) * kHeadDim + c0);
+  const float4 a0 = acc[0], a1 = acc[1];
+  uint4 out;
+  Element* oe = reinterpret_cast<Element*>(&out);
+  oe[0] = Element(a0.x), oe[1] = Element(a0.y), oe[2] = Element(a0.z), oe[3] = Element(a0.w);
+  oe[4] = Element(a1.x), oe[5] = Element(a1.y), oe[6] = Element(a1.z), oe[7] = Element(a1.w);
+  *reinterpret_cast<uint4*>(static_cast<Element*>(p.dq) + p.dq_str.offset(b, r, h) + c0) = out;
+}
+
+// ---- kernel 2: the key-block-parallel backward -------------------------------------------------
+template <class T, bool kMasked, bool kSoftcap>
+__global__ void __launch_bounds__(T::kNThreads, 1)
+    bwd_main_kernel(const __grid_constant__ core::AttnParams p, const BwdWorkspace ws) {
+  using Element = typename T::Element;
+  constexpr int kM = T::kBlockM, kN = T::kBlockN, kD = T::kHeadDim, kStages = T::kStages;
+  constexpr int kNc = T::kBlockNc;
+
+  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const core::SeqInfo seq = core::seq_info(p, b);
+  const int64_t n0 = int64_t(n_block) * kN;
+  if (n0 >= seq.k_len) return;  // the grid covers the longest sequence
+  const int tid = threadIdx.x;
+  const int k_rows = int(min(int64_t(kN), seq.k_len - n0));
+  const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1,
+                        kMasked ? p.window_right : -1);
+
+  extern __shared__ __align__(128) char smem_raw[];
+  Element* smem_k = reinterpret_cast<Element*>(smem_raw);
+  Element* smem_v = smem_k + T::kSmemKV;
+  Element* smem_q = smem_v + T::kSmemKV;
+  Element* smem_do = smem_q + kStages * T::kSmemQ;
+  Element* smem_p = smem_do + kStages * T::kSmemQ;
+  Element* smem_ds = smem_p + T::kSmemPdS;
+
+  Tensor sK = make_tensor(make_smem_ptr(smem_k), typename T::SmemLayoutKV{});
+  Tensor sV = make_tensor(make_smem_ptr(smem_v), typename T::SmemLayoutKV{});
+  Tensor sKt = make_tensor(make_smem_ptr(smem_k), typename T::SmemLayoutKt{});
+  Tensor sP = make_tensor(make_smem_ptr(smem_p), typename T::SmemLayoutPdS{});
+  Tensor sdS = make_tensor(make_smem_ptr(smem_ds), typename T::SmemLayoutPdS{});
+  Tensor sPt = make_tensor(make_smem_ptr(smem_p), typename T::SmemLayoutPdSt{});
+  Tensor sdSt = make_tensor(make_smem_ptr(smem_ds), typename T::SmemLayoutPdSt{});
+
+  // ---- K_j, V_j -> smem
+  typename T::GmemLoad gmem_load;
+  auto gmem_thr = gmem_load.get_thread_slice(tid);
+  {
+    const Element* k_ptr = static_cast<const Element*>(p.k) + p.k_str.offset(b, seq.k_start + n0, hk);
+    const Element* v_ptr = static_cast<const Element*>(p.v) + p.v_str.offset(b, seq.k_start + n0, hk);
+    Tensor gK = make_tensor(make_gmem_ptr(k_ptr), make_shape(Int<kN>{}, Int<kD>{}),
+                            make_stride(p.k_str.row, _1{}));
+    Tensor gV = make_tensor(make_gmem_ptr(v_ptr), make_shape(Int<kN>{}, Int<kD>{}),
+                            make_stride(p.v_str.row, _1{}));
+    Tensor cKV = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kN>, Int<kD>>{}));
+    load_rows(gmem_load, gmem_thr.partition_S(gK), gmem_thr.partition_D(sK), cKV, k_rows);
+    load_rows(gmem_load, gmem_thr.partition_S(gV), gmem_thr.partition_D(sV), cKV, k_rows);
+    cp_async_fence();
+  }
+
+  // ---- the (query head, query block) steps of this CTA
+  const int group = p.group_size();
+  int64_t m_first = 0, m_last = (seq.q_len + kM - 1) / kM;
+  if constexpr (kMasked) query_block_range(mask, n0, n0 + k_rows, kM, &m_first, &m_last);
+  const int n_m = int(m_last - m_first);
+  const int n_steps = group * n_m;
+  const int64_t row0 = ws_row0(p, b, seq);
+  Tensor cQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
+
+  auto load_q_do = [&](int step, int stage) {
+    const int h = hk * group + step / n_m;
+    const int64_t m0 = (m_first + step % n_m) * kM;
+    const Element* q_ptr = static_cast<const Element*>(p.q) + p.q_str.offset(b, seq.q_start + m0, h);
+    const Element* do_ptr =
+        static_cast<const Element*>(p.dout) + p.do_str.offset(b, seq.q_start + m0, h);
+    Tensor gQ = make_tensor(make_gmem_ptr(q_ptr), make_shape(Int<kM>{}, Int<kD>{}),
+                            make_stride(p.q_str.row, _1{}));
+    Tensor gdO = make_tensor(make_gmem_ptr(do_ptr), make_shape(Int<kM>{}, Int<kD>{}),
+                             make_stride(p.do_str.row, _1{}));
+    Tensor sQ = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQ{});
+    Tensor sdO = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQ{});
+    load_rows(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ), cQ, seq.q_len - m0);
+    load_rows(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO), cQ, seq.q_len - m0);
+  };
+  if (n_steps > 0) load_q_do(0, 0);
+  cp_async_fence();
+
+  // ---- MMA partitions
+  typename T::TiledMmaSdP mma_sdp;
+  typename T::TiledMmadKV mma_dkv;
+  typename T::TiledMmadQ mma_dq;
+  auto thr_sdp = mma_sdp.get_thread_slice(tid);
+  auto thr_dkv = mma_dkv.get_thread_slice(tid);
+  auto thr_dq = mma_dq.get_thread_slice(tid);
+
+  Tensor acc_dk = partition_fragment_C(mma_dkv, Shape<Int<kN>, Int<kD>>{});
+  Tensor acc_dv = partition_fragment_C(mma_dkv, Shape<Int<kN>, Int<kD>>{});
+  clear(acc_dk);
+  clear(acc_dv);
+
+  // Register operand fragments (shapes only; ldmatrix fills them one k-slice ahead).
+  Tensor rQ = make_tensor<Element>(partition_shape_A(mma_sdp, Shape<Int<kM>, Int<kD>>{}));
+  Tensor rdO = make_tensor<Element>(partition_shape_A(mma_sdp, Shape<Int<kM>, Int<kD>>{}));
+  Tensor rK = make_tensor<Element>(partition_shape_B(mma_sdp, Shape<Int<kNc>, Int<kD>>{}));
+  Tensor rV = make_tensor<Element>(partition_shape_B(mma_sdp, Shape<Int<kNc>, Int<kD>>{}));
+  Tensor rPt = make_tensor<Element>(partition_shape_A(mma_dkv, Shape<Int<kN>, Int<kM>>{}));
+  Tensor rdSt = make_tensor<Element>(partition_shape_A(mma_dkv, Shape<Int<kN>, Int<kM>>{}));
+  Tensor rdOt = make_tensor<Element>(partition_shape_B(mma_dkv, Shape<Int<kD>, Int<kM>>{}));
+  Tensor rQt = make_tensor<Element>(partition_shape_B(mma_dkv, Shape<Int<kD>, Int<kM>>{}));
+  Tensor rdS = make_tensor<Element>(partition_shape_A(mma_dq, Shape<Int<kM>, Int<kN>>{}));
+  Tensor rKt = make_tensor<Element>(partition_shape_B(mma_dq, Shape<Int<kD>, Int<kN>>{}));
+
+  // smem -> register copies
+  auto s2r_sdp_a = make_tiled_copy_A(typename T::SmemLoad{}, mma_sdp);
+  auto s2r_sdp_b = make_tiled_copy_B(typename T::SmemLoad{}, mma_sdp);
+  auto s2r_dkv_a = make_tiled_copy_A(typename T::SmemLoadT{}, mma_dkv);
+  auto s2r_dkv_b = make_tiled_copy_B(typename T::SmemLoadT{}, mma_dkv);
+  auto s2r_dq_a = make_tiled_copy_A(typename T::SmemLoad{}, mma_dq);
+  auto s2r_dq_b = make_tiled_copy_B(typename T::SmemLoadT{}, mma_dq);
+  auto s2r_sdp_a_thr = s2r_sdp_a.get_thread_slice(tid);
+  auto s2r_sdp_b_thr = s2r_sdp_b.get_thread_slice(tid);
+  auto s2r_dkv_a_thr = s2r_dkv_a.get_thread_slice(tid);
+  auto s2r_dkv_b_thr = s2r_dkv_b.get_thread_slice(tid);
+  auto s2r_dq_a_thr = s2r_dq_a.get_thread_slice(tid);
+  auto s2r_dq_b_thr = s2r_dq_b.get_thread_slice(tid);
+  Tensor tdVsPt = s2r_dkv_a_thr.partition_S(sPt);
+  Tensor tdKsdSt = s2r_dkv_a_thr.partition_S(sdSt);
+  Tensor tdQsdS = s2r_dq_a_thr.partition_S(sdS);
+  Tensor tdQsKt = s2r_dq_b_thr.partition_S(sKt);
+
+  // register -> smem stores of P and dS
+  auto r2s_pds = make_tiled_copy_C(typename T::SmemStore{}, mma_sdp);
+  auto r2s_pds_thr = r2s_pds.get_thread_slice(tid);
+
+  // (row, col) coordinates of this thread's S/dP accumulator entries and of its dQ entries.
+  Tensor cS = rowcol_coords<kM, kNc>(thr_sdp);
+  Tensor cdQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
+  constexpr int kRows = decltype(size<0>(cS))::value;  // query rows this thread touches in S
+  constexpr int kCols = decltype(size<1>(cS))::value;
+
+  const float scale_log2 = p.scale * core::kLog2e;
+  const float cap_inv_scale = kSoftcap ? p.scale / p.softcap : 0.f;  // qk -> tanh argument
+
+  for (int step = 0; step < n_steps; ++step) {
+    const int stage = kStages == 2 ? (step & 1) : 0;
+    if (kStages == 2 && step + 1 < n_steps) load_q_do(step + 1, stage ^ 1);
+    cp_async_fence();
+    // All groups but the newest (the prefetch of step + 1) are complete: K/V and this step's Q/dO.
+    if constexpr (kStages == 2) cp_async_wait<1>();
+    else cp_async_wait<0>();
+    __syncthreads();
+
+    const int h = hk * group + step / n_m;
+    const int64_t m_block = m_first + step % n_m;
+    const int64_t m0 = m_block * kM;
+    const int q_rows = int(min(int64_t(kM), seq.q_len - m0));
+
+    // LSE (log2 domain; rows past the end or fully masked map to +inf so P = 0) and D per row.
+    float lse_log2[kRows], dsum[kRows];
+    {
+      const float* lse_ptr = p.lse + p.lse_offset(b, h, seq.q_start + m0);
+      const float* dsum_ptr = ws.dsum + int64_t(h) * p.total_q + row0 + m0;
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        const int row = get<0>(cS(r, 0));
+        const bool in = row < q_rows;
+        lse_log2[r] = in ? core::lse_for_backward(lse_ptr[row]) * core::kLog2e : INFINITY;
+        dsum[r] = in ? dsum_ptr[row] : 0.f;
+      }
+    }
+
+    Tensor sQ = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQ{});
+    Tensor sdO = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQ{});
+    Tensor sQt = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQt{});
+    Tensor sdOt = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQt{});
+
+    // S = Q K^T, dP = dO V^T, then P and dS, one chunk of kNc key columns at a time.
+    Tensor tSsQ = s2r_sdp_a_thr.partition_S(sQ);
+    Tensor tSsdO = s2r_sdp_a_thr.partition_S(sdO);
+    // Per-element masking only where the tile is cut by the mask or the key range ends.
+    bool need_mask = n0 + kN > seq.k_len;
+    if constexpr (kMasked)
+      need_mask = need_mask || !mask.block_unmasked(m0, m0 + q_rows, n0, n0 + kN);
+#pragma unroll 1
+    for (int chunk = 0; chunk < T::kSdPChunks; ++chunk) {
+      Tensor acc_s = partition_fragment_C(mma_sdp, Shape<Int<kM>, Int<kNc>>{});
+      Tensor acc_dp = partition_fragment_C(mma_sdp, Shape<Int<kM>, Int<kNc>>{});
+      clear(acc_s);
+      clear(acc_dp);
+      Tensor sKc = local_tile(sK, Shape<Int<kNc>, Int<kD>>{}, make_coord(chunk, 0));
+      Tensor sVc = local_tile(sV, Shape<Int<kNc>, Int<kD>>{}, make_coord(chunk, 0));
+      gemm_smem(mma_sdp, acc_s, rQ, rK, tSsQ, s2r_sdp_b_thr.partition_S(sKc), s2r_sdp_a, s2r_sdp_b,
+                s2r_sdp_a_thr, s2r_sdp_b_thr);
+      gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, s2r_sdp_b_thr.partition_S(sVc), s2r_sdp_a,
+                s2r_sdp_b, s2r_sdp_a_thr, s2r_sdp_b_thr);
+
+      // P and dS in place (fp32)
+      Tensor sc = make_tensor(acc_s.data(), rowcol(acc_s.layout()));
+      Tensor dp = make_tensor(acc_dp.data(), rowcol(acc_dp.layout()));
+      const TileMask tile_mask(mask, m0, n0 + chunk * kNc);
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        CUTE_UNROLL
+        for (int c = 0; c < kCols; ++c) {
+          float prob, grad;
+          if constexpr (kSoftcap) {
+            const float t = tanhf(sc(r, c) * cap_inv_scale);
+            prob = exp2f(p.softcap * t * core::kLog2e - lse_log2[r]);
+            grad = p.scale * (1.f - t * t);
+          } else {
+            prob = exp2f(fmaf(sc(r, c), scale_log2, -lse_log2[r]));
+            grad = p.scale;
+          }
+          if (need_mask && !tile_mask.allowed(get<0>(cS(r, c)), get<1>(cS(r, c)))) prob = 0.f;
+          sc(r, c) = prob;
+          dp(r, c) = prob * (dp(r, c) - dsum[r]) * grad;
+        }
+      }
+      Tensor rP = convert_to<Element>(acc_s);
+      Tensor rdSc = convert_to<Element>(acc_dp);
+      Tensor sPc = local_tile(sP, Shape<Int<kM>, Int<kNc>>{}, make_coord(0, chunk));
+      Tensor sdSc = local_tile(sdS, Shape<Int<kM>, Int<kNc>>{}, make_coord(0, chunk));
+      copy(r2s_pds, r2s_pds_thr.retile_S(rP), r2s_pds_thr.partition_D(sPc));
+      copy(r2s_pds, r2s_pds_thr.retile_S(rdSc), r2s_pds_thr.partition_D(sdSc));
+    }
+    __syncthreads();
+
+    // dV += P^T dO ; dK += dS^T Q
+    gemm_smem(mma_dkv, acc_dv, rPt, rdOt, tdVsPt, s2r_dkv_b_thr.partition_S(sdOt), s2r_dkv_a,
+              s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
+    gemm_smem(mma_dkv, acc_dk, rdSt, rQt, tdKsdSt, s2r_dkv_b_thr.partition_S(sQt), s2r_dkv_a,
+              s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
+
+    // dQ_i += dS K_j into the fp32 workspace
+    {
+      Tensor acc_dq = partition_fragment_C(mma_dq, Shape<Int<kM>, Int<kD>>{});
+      clear(acc_dq);
+      gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, tdQsKt, s2r_dq_a, s2r_dq_b, s2r_dq_a_thr,
+                s2r_dq_b_thr);
+      // [Hq, rows, D] with a compile-time row stride: every red.global of a thread is one base
+      // register plus an immediate offset (a runtime stride cost ~64 registers of addresses).
+      float* dq_ptr = ws.dq_accum + (int64_t(h) * p.total_q + row0 + m0) * kD;
+      Tensor gdQ = make_tensor(make_gmem_ptr(dq_ptr), Shape<Int<kM>, Int<kD>>{},
+                               Stride<Int<kD>, _1>{});
+      Tensor tdQg = thr_dq.partition_C(gdQ);
+      int* sem = nullptr;
+      if (p.deterministic) {
+        // Wait until the key blocks before this one (for this query block) have added theirs.
+        sem = ws.dq_sem + (int64_t(b) * p.heads_q + h) * ws.sem_blocks_per_head + m_block;
+        int rank = n_block;
+        if constexpr (kMasked) rank -= int(first_key_block(mask, m0, m0 + q_rows, kN));
+        if (tid == 0)
+          while (load_acquire(sem) != rank) __nanosleep(32);
+        __syncthreads();
+      }
+      CUTE_UNROLL
+      for (int i = 0; i < size(acc_dq); ++i)
+        if (get<0>(cdQ(i)) < q_rows) atomicAdd(&tdQg(i), acc_dq(i));
+      if (p.deterministic) __threadfence();
+      __syncthreads();  // also: every thread is done with this stage's Q/dO and with sP/sdS
+      if (p.deterministic && tid == 0) atomicAdd(sem, 1);
+    }
+    if (kStages == 1 && step + 1 < n_steps) load_q_do(step + 1, 0);
+  }
+
+  // ---- epilogue: dK, dV -> smem (K/V's space) -> 16-byte predicated stores
+  cp_async_wait<0>();  // no step ran: the K/V loads may still be in flight
+  __syncthreads();
+  {
+    auto r2s_dkv = make_tiled_copy_C(typename T::SmemStore{}, mma_dkv);
+    auto r2s_dkv_thr = r2s_dkv.get_thread_slice(tid);
+    Tensor rdK = convert_to<Element>(acc_dk);
+    Tensor rdV = convert_to<Element>(acc_dv);
+    copy(r2s_dkv, r2s_dkv_thr.retile_S(rdK), r2s_dkv_thr.partition_D(sK));
+    copy(r2s_dkv, r2s_dkv_thr.retile_S(rdV), r2s_dkv_thr.partition_D(sV));
+  }
+  __syncthreads();
+  {
+    typename T::GmemStore gmem_store;
+    auto st_thr = gmem_store.get_thread_slice(tid);
+    Element* dk_ptr = static_cast<Element*>(p.dk) + p.dk_str.offset(b, seq.k_start + n0, hk);
+    Element* dv_ptr = static_cast<Element*>(p.dv) + p.dv_str.offset(b, seq.k_start + n0, hk);
+    Tensor gdK = make_tensor(make_gmem_ptr(dk_ptr), make_shape(Int<kN>{}, Int<kD>{}),
+                             make_stride(p.dk_str.row, _1{}));
+    Tensor gdV = make_tensor(make_gmem_ptr(dv_ptr), make_shape(Int<kN>{}, Int<kD>{}),
+                             make_stride(p.dv_str.row, _1{}));
+    Tensor cKV = st_thr.partition_S(make_identity_tensor(Shape<Int<kN>, Int<kD>>{}));
+    store_rows(gmem_store, st_thr.partition_S(sK), st_thr.partition_D(gdK), cKV, k_rows);
+    store_rows(gmem_store, st_thr.partition_S(sV), st_thr.partition_D(gdV), cKV, k_rows);
+  }
+}
+
+}  // namespace fa::cuda::sm80::bwd
+
+namespace fa::cuda {
+
+// FA2 backward launcher (family "bwd", sm80): pre-pass, main kernel, dQ conversion.
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
+core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
+  using T = sm80::bwd::BwdTraits<Element, kHeadDim>;
+  const char* name = "sm80 FA2 backward";
+  if (!p.lse) return core::invalid(std::string(name) + ": lse is required");
+  if (!kMasked && (p.window_left >= 0 || p.window_right >= 0))
+    return core::unsupported(std::string(name) + ": this instance has no mask support");
+  if (!kSoftcap && p.softcap > 0.f)
+    return core::unsupported(std::string(name) + ": this instance has no softcap support");
+  // 16-byte vector and cp.async accesses need 8-element aligned rows.
+  const void* ptrs[] = {p.q, p.k, p.v, p.o, p.dout, p.dq, p.dk, p.dv};
+  for (const void* ptr : ptrs)
+    if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
+      return core::unsupported(std::string(name) + ": tensors must be 16-byte aligned");
+  const core::Strides strs[] = {p.q_str, p.k_str, p.v_str, p.o_str, p.do_str, p.dq_str, p.dk_str, p.dv_str};
+  for (const core::Strides& s : strs)
+    if (s.batch % 8 || s.row % 8 || s.head % 8)
+      return core::unsupported(std::string(name) +
+                               ": batch/row/head strides must be multiples of 8 elements");
+  if (p.batch > 65535 || p.heads_kv > 65535)
+    return core::unsupported(std::string(name) + ": batch and KV heads must be <= 65535");
+
+  const sm80::BwdWorkspace ws = sm80::bwd_workspace_layout(p, ws_ptr, nullptr);
+  const int64_t pair_threads = p.total_q * p.heads_q * 32;
+  const int64_t pair_blocks = (pair_threads + 255) / 256;
+  const int64_t sem_blocks = (ws.n_sem + 255) / 256;
+  const int64_t pre_blocks = pair_blocks > sem_blocks ? pair_blocks : sem_blocks;
+  if (pre_blocks > 0)
+    sm80::bwd::bwd_prepass_kernel<Element, kHeadDim><<<unsigned(pre_blocks), 256, 0, stream>>>(p, ws);
+
+  const int64_t n_blocks = (p.seqlen_k + T::kBlockN - 1) / T::kBlockN;
+  if (n_blocks > 0) {
+    auto kernel = sm80::bwd::bwd_main_kernel<T, kMasked, kSoftcap>;
+    if (T::kSmemBytes > 48 * 1024) {
+      cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           T::kSmemBytes);
+      if (e != cudaSuccess) return check_launch(name);
+    }
+    dim3 grid(unsigned(n_blocks), unsigned(p.heads_kv), unsigned(p.batch));
+    kernel<<<grid, T::kNThreads, T::kSmemBytes, stream>>>(p, ws);
+  }
+  if (pair_blocks > 0)
+    sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim><<<unsigned(pair_blocks), 256, 0, stream>>>(p, ws);
+  return check_launch(name);
+}
+
+}  // namespace fa::cuda
