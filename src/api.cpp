@@ -45,12 +45,16 @@ fa::core::Status workspace(const fa::core::CallArgs& args, size_t* bytes) {
   if (!bytes) return fa::core::invalid("bytes is null");
   fa::core::AttnParams p;
   FA_RETURN_IF_ERROR(fa::core::make_params(args, &p));
-  *bytes = 0;
-  if (fa::core::resolve_backend(p) != FA_BACKEND_CUDA) return fa::core::Status::success();
-  if (!fa::cuda::built())
-    return fa::core::unsupported("q is a CUDA tensor but this flashattn was built without CUDA");
-  return args.backward ? fa::cuda::backward_workspace_size(p, bytes)
-                       : fa::cuda::forward_workspace_size(p, bytes);
+  // Computed into a local so *bytes is written only on success, as for every output.
+  size_t need = 0;
+  if (fa::core::resolve_backend(p) == FA_BACKEND_CUDA) {
+    if (!fa::cuda::built())
+      return fa::core::unsupported("q is a CUDA tensor but this flashattn was built without CUDA");
+    FA_RETURN_IF_ERROR(args.backward ? fa::cuda::backward_workspace_size(p, &need)
+                                     : fa::cuda::forward_workspace_size(p, &need));
+  }
+  *bytes = need;
+  return fa::core::Status::success();
 }
 
 }  // namespace
