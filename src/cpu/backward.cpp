@@ -7,7 +7,7 @@
 //   block whose key range meets the block: S = Q K_j^T, P = exp(S - LSE) (masked entries and
 //   fully masked rows give 0 via core::lse_for_backward), dV_j += P^T dO, dP = dO V_j^T,
 //   dS = P * (dP - D) * d(score)/d(qk) (softcap derivative), dK_j += dS^T Q, dQ_i += dS K_j.
-// Phase 3 (parallel over query rows): the fp32 dQ accumulator is written in the output dtype.
+// Phase 3 (parallel over query blocks): the fp32 dQ accumulator is written in the output dtype.
 //
 // dQ without races, deterministically: dQ_i receives one contribution per key block that sees
 // it. Each contribution is computed into the task's own buffer, then added to a shared fp32
@@ -17,7 +17,8 @@
 // ever waits for a task that is already running (no deadlock), and with B*Hkv >= threads the
 // predecessor has long finished (little waiting). Compared with per-thread dQ copies (threads x
 // |dQ| memory) or a second pass over query blocks (recomputes S and dP: 7 tile products instead
-// of 5), this costs one extra fp32 dQ buffer and gives results independent of the thread count.
+// of 5), this costs one extra fp32 dQ buffer and gives results independent of the thread count,
+// so p.deterministic needs no separate path: every call is bit-reproducible.
 #include <algorithm>
 #include <atomic>
 #include <cmath>

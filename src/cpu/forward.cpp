@@ -11,8 +11,8 @@
 //                          P^T transposed (no explicit transpose)
 // and at the end divides by l (deferred normalisation), writes O in the input dtype and
 // LSE = m + log l in fp32. Producing S transposed means K is consumed in its natural row layout:
-// for fp32 inputs K (and V, when d is a multiple of 16) are read in place, with no copy at all;
-// other dtypes are converted tile by tile.
+// for fp32 inputs K is read in place (V too when one head's rows are contiguous); other dtypes
+// and strided V are converted/packed tile by tile.
 //
 // Memory: per-worker tiles only (Q^T, K, V, S, O: a few hundred KB at d = 256), so O(N) overall.
 // Tasks are independent and each is computed in a fixed order, so the result does not depend on
