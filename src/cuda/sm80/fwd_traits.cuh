@@ -20,11 +20,18 @@ namespace fa::cuda::sm80 {
 //   d 192/256: 128 x 64, 8 warps (one 16-row slab each): O at 32 rows/warp would not fit.
 // 128 query rows per CTA halve K/V re-reads from L2 compared with 64 (all query blocks of a head
 // stream the same K/V).
+// At 4 warps ptxas reports 255 registers and ~120-170 B of spills (loop-invariant ldmatrix
+// addresses: the swizzle gives every k-slice its own base register) for d ≤ 128; 8 warps remove
+// them at the cost of twice the K/V ldmatrix traffic per FLOP. Build with
+// -DFA_SM80_FWD_WARPS_SMALL_D=8 to measure that trade.
+#ifndef FA_SM80_FWD_WARPS_SMALL_D
+#define FA_SM80_FWD_WARPS_SMALL_D 4
+#endif
 template <int kHeadDim, bool kMasked>
 struct FwdTileSize {
   static constexpr int kBlockM = 128;
   static constexpr int kBlockN = 64;
-  static constexpr int kNWarps = kHeadDim <= 128 ? 4 : 8;
+  static constexpr int kNWarps = kHeadDim <= 128 ? FA_SM80_FWD_WARPS_SMALL_D : 8;
 };
 
 template <typename Element_, int kHeadDim_, int kBlockM_, int kBlockN_, int kNWarps_>
