@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -34,7 +35,11 @@ void parallel_for(int64_t n, int threads, Fn&& fn) {
   };
   std::vector<std::thread> pool;
   pool.reserve(size_t(threads - 1));
-  for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
+  try {
+    for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
+  } catch (const std::system_error&) {
+    // The process is out of threads: the workers that did start (and this one) take all tasks.
+  }
   work(0);
   for (auto& th : pool) th.join();
 }
