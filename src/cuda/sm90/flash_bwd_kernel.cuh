@@ -16,6 +16,8 @@
 //     dQ_blk is added to the fp32 accumulator in global memory with red.global.add.v2.f32.
 // We work on S^T rather than S ("swap AB") so that the accumulators of S^T/dP^T have keys as rows:
 // exactly the A-operand register layout of the dV/dK products, which then need no smem round trip.
+// Head dims 192/256 use a "split-D" tile instead (BwdConfig::kSplitD): 64 keys shared by both WGs,
+// S^T/dP^T split by query columns, dK/dV/dQ split by head dim, P^T and dS^T both via smem (SS).
 //
 // Synchronisation: per stage a "Q full" and a "dO full" transaction barrier (producer arms them
 // with the byte count, TMA completes them) and an "empty" barrier that all consumer threads
