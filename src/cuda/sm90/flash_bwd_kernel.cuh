@@ -564,7 +564,8 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       if (get<0>(tdQcdQ(i)) < rows_left) red_add_v2(&tdQgdQ(i), tdQrdQ(i), tdQrdQ(i + 1));
     }
     if (p.deterministic) {
-      __threadfence();
+      // The barrier orders every consumer's REDs before thread 0's release store (the same
+      // pattern as CUTLASS's GenericBarrier), so no thread needs a full fence of its own.
       consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
       if (tid == 0) store_release(turn, my_turn + 1);
     }
