@@ -304,7 +304,7 @@ struct FwdKernel {
       if constexpr (kSoftcap) {
         // softcap · tanh(qk · scale / softcap); the softcap factor itself is in scale_log2.
 #pragma unroll
-        for (int i = 0; i < size(tSrS); ++i) tSrS(i) = tanhf(tSrS(i) * params.softcap_prescale);
+        for (int i = 0; i < size(tSrS); ++i) tSrS(i) = softcap_tanh(tSrS(i) * params.softcap_prescale);
       }
       const int n0 = n_block * kBlockN;
       if (!mask.block_unmasked(m0, m_end, n0, n0 + kBlockN)) apply_mask(s_rc, cS_rc, mask, m0, n0);
