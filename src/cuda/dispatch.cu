@@ -4,6 +4,7 @@
 // scripts/gen_instances.py, so adding an instance is one line there.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -70,10 +71,11 @@ const char* algo_name(fa_algo a) {
 
 bool needs_mask(const core::AttnParams& p) { return p.window_left >= 0 || p.window_right >= 0; }
 
-// Picks the instance for a request. AUTO prefers the newest generation the device runs; among
-// equal candidates an instance without mask/softcap support wins when the request needs neither
-// (its inner loop has no per-element checks).
-core::Status select(const core::AttnParams& p, Pass pass, int sm, const KernelEntry** out) {
+// The instances that can serve a request, best first: one per generation, the newest the device
+// runs first under AUTO (a single one when the caller names the algorithm). Within a generation
+// the least general instance that fits wins (no mask/softcap support: no per-element checks).
+core::Status candidates(const core::AttnParams& p, Pass pass, int sm,
+                        std::vector<const KernelEntry*>* out) {
   if (p.dtype != core::DType::F16 && p.dtype != core::DType::BF16)
     return core::unsupported(std::string("the CUDA backend takes float16 or bfloat16, got ") +
                              core::dtype_name(p.dtype));
@@ -83,6 +85,7 @@ core::Status select(const core::AttnParams& p, Pass pass, int sm, const KernelEn
   const fa_algo order_one[] = {p.algo};
   const fa_algo* order = p.algo == FA_ALGO_AUTO ? order_auto : order_one;
   const int n_order = p.algo == FA_ALGO_AUTO ? 3 : 1;
+  out->clear();
   for (int oi = 0; oi < n_order; ++oi) {
     const KernelEntry* best = nullptr;
     for (const KernelEntry& e : table()) {
@@ -90,15 +93,12 @@ core::Status select(const core::AttnParams& p, Pass pass, int sm, const KernelEn
         continue;
       if (sm < e.min_sm || sm > e.max_sm) continue;
       if ((mask && !e.masked) || (cap && !e.softcap)) continue;
-      // Prefer the least general instance that fits.
       if (!best || (int(e.masked) + int(e.softcap) < int(best->masked) + int(best->softcap)))
         best = &e;
     }
-    if (best) {
-      *out = best;
-      return core::Status::success();
-    }
+    if (best) out->push_back(best);
   }
+  if (!out->empty()) return core::Status::success();
   return core::unsupported(std::string("no CUDA ") + (pass == Pass::Forward ? "forward" : "backward") +
                            " kernel for algo=" + algo_name(p.algo) + ", " +
                            core::dtype_name(p.dtype) + ", head_dim " + std::to_string(p.head_dim) +
@@ -120,41 +120,54 @@ struct DeviceGuard {
   }
 };
 
+size_t workspace_of(const KernelEntry* e, const core::AttnParams& p) {
+  return e->workspace ? e->workspace(p) : 0;
+}
+
+// A kernel may still decline a request its table key matched (e.g. TMA needs 16-byte aligned
+// rows); it then returns "unsupported" before enqueuing anything, and under AUTO the next
+// generation serves the call.
 core::Status run(const core::AttnParams& p, Pass pass) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
   DeviceGuard guard(p.device_id);
-  const KernelEntry* e = nullptr;
-  FA_RETURN_IF_ERROR(select(p, pass, device_sm(p.device_id), &e));
+  std::vector<const KernelEntry*> cands;
+  FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
   if (p.batch == 0 || p.total_q == 0) return core::Status::success();
   auto stream = static_cast<cudaStream_t>(p.stream);
-  const size_t need = e->workspace ? e->workspace(p) : 0;
-  void* ws = p.workspace;
-  bool owned = false;
-  if (need > 0 && (!ws || p.workspace_bytes < need)) {
-    if (ws)
-      return core::invalid("workspace of " + std::to_string(p.workspace_bytes) +
-                           " bytes is too small: this call needs " + std::to_string(need));
-    // Stream-ordered allocation keeps the call asynchronous; callers that capture CUDA graphs
-    // pass their own workspace (see fa_*_workspace_size).
-    cudaError_t err = cudaMallocAsync(&ws, need, stream);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      return {FA_ERROR_OUT_OF_MEMORY,
-              "could not allocate " + std::to_string(need) + " bytes of workspace: " +
-                  cudaGetErrorString(err)};
+  core::Status st;
+  for (const KernelEntry* e : cands) {
+    const size_t need = workspace_of(e, p);
+    void* ws = p.workspace;
+    bool owned = false;
+    if (need > 0 && (!ws || p.workspace_bytes < need)) {
+      if (ws)
+        return core::invalid("workspace of " + std::to_string(p.workspace_bytes) +
+                             " bytes is too small: this call needs " + std::to_string(need));
+      // Stream-ordered allocation keeps the call asynchronous; callers that capture CUDA graphs
+      // pass their own workspace (see fa_*_workspace_size).
+      cudaError_t err = cudaMallocAsync(&ws, need, stream);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        return {FA_ERROR_OUT_OF_MEMORY, "could not allocate " + std::to_string(need) +
+                                            " bytes of workspace: " + cudaGetErrorString(err)};
+      }
+      owned = true;
     }
-    owned = true;
+    st = e->launch(p, stream, ws);
+    if (owned) cudaFreeAsync(ws, stream);
+    if (st.code != FA_ERROR_UNSUPPORTED) return st;
   }
-  core::Status st = e->launch(p, stream, ws);
-  if (owned) cudaFreeAsync(ws, stream);
   return st;
 }
 
+// The largest need among the candidates, so a caller's workspace also fits a fallback.
 core::Status workspace_size(const core::AttnParams& p, Pass pass, size_t* bytes) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
-  const KernelEntry* e = nullptr;
-  FA_RETURN_IF_ERROR(select(p, pass, device_sm(p.device_id), &e));
-  *bytes = e->workspace ? e->workspace(p) : 0;
+  std::vector<const KernelEntry*> cands;
+  FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
+  size_t need = 0;
+  for (const KernelEntry* e : cands) need = std::max(need, workspace_of(e, p));
+  *bytes = need;
   return core::Status::success();
 }
 
