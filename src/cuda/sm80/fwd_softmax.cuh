@@ -29,12 +29,20 @@ CUTE_DEVICE ScoreScale make_score_scale(float scale, float softcap) {
   return s;
 }
 
-// tanh before the row max (scores must be capped before they compete for the max). Accurate tanhf,
-// not tanh.approx: its ~1e-3 relative error times a softcap of ~30 exceeds the fp16 error budget.
+// tanh(x) = 1 - 2 / (exp(2x) + 1): one MUFU.EX2 and one reciprocal, absolute error ~1e-7, so the
+// capped score softcap·tanh is off by ~softcap·1e-7. Not tanhf: under --use_fast_math it becomes
+// MUFU.TANH, whose ~2^-11 error times a softcap of ~30 exceeds the fp16/bf16 accuracy rule.
+// Large |x| saturate correctly (exp2 -> inf gives 1, -> 0 gives -1).
+CUTE_DEVICE float tanh_accurate(float x) {
+  const float e = exp2f(x * (2.f * 1.4426950408889634f));
+  return 1.f - 2.f / (e + 1.f);
+}
+
+// tanh before the row max (scores must be capped before they compete for the max).
 template <class Frag>
 CUTE_DEVICE void apply_softcap(Frag& s, float tanh_arg) {
   CUTE_UNROLL
-  for (int i = 0; i < size(s); ++i) s(i) = tanhf(s(i) * tanh_arg);
+  for (int i = 0; i < size(s); ++i) s(i) = tanh_accurate(s(i) * tanh_arg);
 }
 
 // Sets to -inf the scores of keys that a row may not see: keys past k_len (the last partial key
