@@ -186,8 +186,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
       Tensor p_frag = convert_fragment<Element>(acc_s);
       Tensor tOrP = make_tensor(p_frag.data(), acc_as_operand_a(p_frag.layout()));
-      // O += P·V one head-dim chunk at a time: a k16 slice of V^T across all of d256 would be 64
-      // registers; per 64-column chunk it is 16, which is what keeps d128/d256 free of spills.
+      // O += P·V one head-dim chunk at a time: a k16 slice of V^T across all of d256 is 64
+      // registers, per 64-column chunk 16 (d256 spills went from 64 B to 4 B).
       CUTE_UNROLL
       for (int c = 0; c < kPvChunks; ++c) {
         Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
