@@ -18,8 +18,12 @@ OUT = os.path.join(ROOT, "src", "cuda", "instances")
 
 DTYPES = {"fp16": ("cutlass::half_t", "F16"), "bf16": ("cutlass::bfloat16_t", "BF16")}
 
-# (masked, softcap) variants: a fast path with neither, and one general instance with both.
+# (masked, softcap) variants. FULL: a fast path with neither, and one general instance with both
+# (its softcap path must also serve softcap = 0 calls: kernels test the value at run time).
+# MASKED: kernels whose softcap path costs registers or overlap even when unused get a masked
+# instance without softcap instead; the masked instance also serves unmasked calls.
 FULL = [(False, False), (True, True)]
+MASKED = [(True, False), (True, True)]
 
 FAMILIES = [
     # name prefix, arch prefix, header, launcher, algo, pass, min_sm, max_sm, head dims, dtypes,
@@ -43,7 +47,8 @@ if os.path.isdir(FAMILY_FILES):
     # Each family lives in its own small file so that kernel authors do not edit one list.
     for fn in sorted(os.listdir(FAMILY_FILES)):
         if fn.endswith(".py"):
-            exec(open(os.path.join(FAMILY_FILES, fn)).read(), {"family": family, "FULL": FULL})
+            exec(open(os.path.join(FAMILY_FILES, fn)).read(),
+                 {"family": family, "FULL": FULL, "MASKED": MASKED})
 
 
 def main():

@@ -202,7 +202,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       clear(acc_s);
       gemm_ss(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k, smem_thr_q, smem_thr_k);
       Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
-      if constexpr (kSoftcap) apply_softcap(acc_s, score_scale.tanh_arg);
+      if constexpr (kSoftcap) {
+        if (score_scale.capped) apply_softcap(acc_s, score_scale.tanh_arg);
+      }
       if (col0 + kBlockN > k_len ||
           (kMasked && !mask.block_unmasked(row0, row0 + rows_here, col0, col0 + kBlockN)))
         mask_scores<kMasked, kBlockN>(s_rc, tScS_rc, mask, row0, col0);

@@ -167,7 +167,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       gemm_ss(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k, smem_thr_q, smem_thr_k);
 
       Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
-      if constexpr (kSoftcap) apply_softcap(acc_s, score_scale.tanh_arg);
+      if constexpr (kSoftcap) {
+        if (score_scale.capped) apply_softcap(acc_s, score_scale.tanh_arg);
+      }
       // Interior blocks are fully visible to every row of the tile: no per-element work.
       const bool needs_mask =
           sw.mask_every_block || col0 + kBlockN > k_len ||

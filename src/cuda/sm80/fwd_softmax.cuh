@@ -14,6 +14,7 @@ namespace fa::cuda::sm80 {
 // MUFU.EX2 per element. With softcap the scores are softcap·tanh(qk·scale/softcap): the tanh is
 // applied to the fragment first and the exponent scale becomes softcap·log2e.
 struct ScoreScale {
+  bool capped;       // softcap on for this call (a kSoftcap instance also serves softcap = 0)
   float tanh_arg;    // softcap: multiplier of qk inside tanh (scale / softcap)
   float log2;        // multiplier turning a (capped) raw score into the exp2 argument
   float natural;     // the same in natural-log units, for LSE = m·natural + ln(l)
@@ -22,8 +23,9 @@ struct ScoreScale {
 template <bool kSoftcap>
 CUTE_DEVICE ScoreScale make_score_scale(float scale, float softcap) {
   ScoreScale s;
-  const float unit = kSoftcap ? softcap : scale;
-  s.tanh_arg = kSoftcap ? scale / softcap : 1.f;
+  s.capped = kSoftcap && softcap > 0.f;
+  const float unit = s.capped ? softcap : scale;
+  s.tanh_arg = s.capped ? scale / softcap : 1.f;
   s.log2 = unit * 1.4426950408889634f;
   s.natural = unit;
   return s;

@@ -302,9 +302,12 @@ struct FwdKernel {
     const int64_t m_end = cute::min(int64_t(m0 + kBlockM), seq.q_len);
     auto transform_and_mask = [&](int n_block) {
       if constexpr (kSoftcap) {
-        // softcap · tanh(qk · scale / softcap); the softcap factor itself is in scale_log2.
+        // softcap · tanh(qk · scale / softcap); the softcap factor itself is in scale_log2. A
+        // kSoftcap instance also serves softcap = 0 calls (prescale 0): the branch is uniform.
+        if (params.softcap_prescale > 0.f) {
 #pragma unroll
-        for (int i = 0; i < size(tSrS); ++i) tSrS(i) = softcap_tanh(tSrS(i) * params.softcap_prescale);
+          for (int i = 0; i < size(tSrS); ++i) tSrS(i) = softcap_tanh(tSrS(i) * params.softcap_prescale);
+        }
       }
       const int n0 = n_block * kBlockN;
       if (!mask.block_unmasked(m0, m_end, n0, n0 + kBlockN)) apply_mask(s_rc, cS_rc, mask, m0, n0);
