@@ -17,8 +17,9 @@
 
 namespace fa::cuda::sm80 {
 
-// Query rows per dQ semaphore; every head dim's kBlockM must equal it (static_assert in the kernel).
-constexpr int kBwdSemBlockM = 64;
+// The semaphore array is sized for query blocks of this many rows, the smallest kBlockM of the
+// tile table; a kernel with larger blocks indexes it by its own block index (uses a prefix).
+constexpr int kBwdSemBlockM = 32;
 
 struct BwdWorkspace {
   float* dq_accum = nullptr;

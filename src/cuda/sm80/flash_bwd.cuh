@@ -10,7 +10,7 @@
 //        cp.async  Q_i, dO_i -> smem (double-buffered: step i+1 loads while step i computes)
 //        S  = Q_i K_j^T, dP = dO_i V_j^T               (ldmatrix + mma.sync, fp32 accumulators)
 //        P  = exp2(score·log2e − LSE·log2e), masked / past-the-end entries 0
-//        dS = P ∘ (dP − D) · d(score)/d(qk)           (scale, or scale·(1 − tanh²) with softcap)
+//        dS = P ∘ (dP − D) · d(score)/d(qk) / scale   (1, or 1 − tanh² with softcap)
 //        P, dS -> smem (fp16/bf16)                      __syncthreads
 //        dV_j += P^T dO_i, dK_j += dS^T Q_i              (ldmatrix.trans of the same smem tiles)
 //        dQ_i += dS K_j  -> red.global.add.f32 into the workspace accumulator
@@ -19,7 +19,11 @@
 //     head, query block) counter: key block j spins until the counter equals its rank.
 //     The epilogue stages dK_j, dV_j through smem (reusing K/V's space) for 16-byte stores.
 //  3. bwd_convert_dq_kernel — one warp per (row, head): fp32 dQ -> dq's dtype and strides.
-// The softmax scale (and softcap derivative) is folded into dS, so dQ and dK need no final scale.
+// Tile shapes per head dim live in one table (BwdTile); its switches (kStages: Q/dO double
+// buffering, kSdPChunks / kDQChunks: register-pressure splitting, warp layouts) and the
+// FA_SM80_BWD_* macros are what an ablation varies. p.deterministic is a runtime switch.
+// The softcap derivative is folded into dS but the softmax scale is not: dS stays ~1/scale larger
+// (fewer fp16 subnormals) and dK (epilogue) and dQ (convert kernel) are multiplied by it once.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,20 +56,36 @@ using namespace cute;
 // ---- tile table: one row per head dim ----------------------------------------------------------
 // kBlockN keys per CTA (the dK/dV tile held in registers), kBlockM query rows per inner step,
 // kStages Q/dO smem buffers. Shared memory = (2·N·D + 2·kStages·M·D + 2·M·N) · 2 bytes must fit
-// 163 KB (sm80 opt-in limit); d 192/256 halve kBlockN, d 256 also single-buffers Q/dO.
+// 163 KB (sm80 opt-in limit); d 96/192/256 halve kBlockN (d 128 too by default, see the macro).
+// Build-time switches for ablations and register-pressure experiments (see the table below).
+#ifndef FA_SM80_BWD_D128_BLOCK_N
+#define FA_SM80_BWD_D128_BLOCK_N 64  // keys per CTA at d 128 (128 spills ~450 B on sm_90a)
+#endif
+#ifndef FA_SM80_BWD_D256_WARPS
+#define FA_SM80_BWD_D256_WARPS 2  // warps along keys (dK/dV) and rows (dQ) at d 256
+#endif
+
 template <int kHeadDim>
 struct BwdTile {
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "head dims 32..256 in steps of 32");
-  static constexpr int kBlockM = 64;
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
-  static constexpr int kStages = kHeadDim <= 192 ? 2 : 1;
+  // d 256: 32 query rows per step keeps dQ (32 regs) and the operand fragments beside dK/dV's
+  // 128 accumulator registers without spilling (64 rows spilled ~400 B even with dQ chunking).
+  static constexpr int kBlockM = kHeadDim == 256 ? 32 : 64;
+  // d 96 uses 64 keys as well: its 32-wide swizzle rows cost extra address registers and the
+  // 128-key tile spilled (~200 bytes).
+  static constexpr int kBlockN = kHeadDim == 128 ? FA_SM80_BWD_D128_BLOCK_N
+                                 : (kHeadDim < 128 && kHeadDim != 96) ? 128 : 64;
+  static constexpr int kStages = 2;
   // S and dP are computed kSdPChunks key columns at a time: with 128 keys and d >= 96 the dK/dV
   // accumulators take 96-128 registers per thread and full-width S and dP (64 more) spill.
   static constexpr int kSdPChunks = (kBlockN == 128 && kHeadDim >= 96) ? 2 : 1;
   // Warps along keys (dK/dV) and along query rows (dQ); the rest go across the head dim. With
-  // d >= 192 a warp spanning 128 head-dim columns would hold 64 B-operand registers per k-slice.
-  static constexpr int kWarpsNdKV = 4;
-  static constexpr int kWarpsMdQ = 4;
+  // d 256 a warp spanning 128 head-dim columns would hold 64 B-operand registers per k-slice.
+  static constexpr int kWarpsNdKV = kHeadDim == 256 ? FA_SM80_BWD_D256_WARPS : 4;
+  static constexpr int kWarpsMdQ = kHeadDim == 256 ? FA_SM80_BWD_D256_WARPS : 4;
+  // dQ = dS K may be computed kDQChunks head-dim slices at a time (fewer accumulator registers,
+  // dS re-read per slice); no table row needs it since d 256 moved to 32-row steps.
+  static constexpr int kDQChunks = 1;
 };
 
 template <typename Element_, int kHeadDim_>
@@ -77,9 +97,11 @@ struct BwdTraits {
   static constexpr int kStages = BwdTile<kHeadDim>::kStages;
   static constexpr int kSdPChunks = BwdTile<kHeadDim>::kSdPChunks;
   static constexpr int kBlockNc = kBlockN / kSdPChunks;  // key columns of one S/dP chunk
+  static constexpr int kDQChunks = BwdTile<kHeadDim>::kDQChunks;
+  static constexpr int kHeadDimc = kHeadDim / kDQChunks;  // head-dim columns of one dQ chunk
   static constexpr int kNWarps = 8;
   static constexpr int kNThreads = kNWarps * 32;
-  static_assert(kBlockM == kBwdSemBlockM, "dQ semaphores are laid out per 64 query rows");
+  static_assert(kBlockM >= kBwdSemBlockM, "dQ semaphores are sized per kBwdSemBlockM query rows");
 
   // Warp arrangement of the three MMA shapes (each warp owns 16 rows × 16 cols per atom pass):
   static constexpr int kWarpsMSdP = 2;  // S, dP [M x N]: 2 warps down query rows × 4 across keys
@@ -280,7 +302,9 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(
   ws_row_to_tensor(p, row, &b, &r);
   const float4* acc =
       reinterpret_cast<const float4*>(ws.dq_accum + (int64_t(h) * p.total_q + row) * kHeadDim + c0);
-  const float4 a0 = acc[0], a1 = acc[1];
+  float4 a0 = acc[0], a1 = acc[1];
+  a0.x *= p.scale, a0.y *= p.scale, a0.z *= p.scale, a0.w *= p.scale;
+  a1.x *= p.scale, a1.y *= p.scale, a1.z *= p.scale, a1.w *= p.scale;
   uint4 out;
   Element* oe = reinterpret_cast<Element*>(&out);
   oe[0] = Element(a0.x), oe[1] = Element(a0.y), oe[2] = Element(a0.z), oe[3] = Element(a0.w);
@@ -294,7 +318,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     bwd_main_kernel(const __grid_constant__ core::AttnParams p, const BwdWorkspace ws) {
   using Element = typename T::Element;
   constexpr int kM = T::kBlockM, kN = T::kBlockN, kD = T::kHeadDim, kStages = T::kStages;
-  constexpr int kNc = T::kBlockNc;
+  constexpr int kNc = T::kBlockNc, kDc = T::kHeadDimc;
 
   const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
@@ -387,7 +411,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   Tensor rdOt = make_tensor<Element>(partition_shape_B(mma_dkv, Shape<Int<kD>, Int<kM>>{}));
   Tensor rQt = make_tensor<Element>(partition_shape_B(mma_dkv, Shape<Int<kD>, Int<kM>>{}));
   Tensor rdS = make_tensor<Element>(partition_shape_A(mma_dq, Shape<Int<kM>, Int<kN>>{}));
-  Tensor rKt = make_tensor<Element>(partition_shape_B(mma_dq, Shape<Int<kD>, Int<kN>>{}));
+  Tensor rKt = make_tensor<Element>(partition_shape_B(mma_dq, Shape<Int<kDc>, Int<kN>>{}));
 
   // smem -> register copies
   auto s2r_sdp_a = make_tiled_copy_A(typename T::SmemLoad{}, mma_sdp);
@@ -405,7 +429,6 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   Tensor tdVsPt = s2r_dkv_a_thr.partition_S(sPt);
   Tensor tdKsdSt = s2r_dkv_a_thr.partition_S(sdSt);
   Tensor tdQsdS = s2r_dq_a_thr.partition_S(sdS);
-  Tensor tdQsKt = s2r_dq_b_thr.partition_S(sKt);
 
   // register -> smem stores of P and dS
   auto r2s_pds = make_tiled_copy_C(typename T::SmemStore{}, mma_sdp);
@@ -413,7 +436,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
 
   // (row, col) coordinates of this thread's S/dP accumulator entries and of its dQ entries.
   Tensor cS = rowcol_coords<kM, kNc>(thr_sdp);
-  Tensor cdQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
+  Tensor cdQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{}));
   constexpr int kRows = decltype(size<0>(cS))::value;  // query rows this thread touches in S
   constexpr int kCols = decltype(size<1>(cS))::value;
 
@@ -485,10 +508,10 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
           if constexpr (kSoftcap) {
             const float t = tanhf(sc(r, c) * cap_inv_scale);
             prob = exp2f(p.softcap * t * core::kLog2e - lse_log2[r]);
-            grad = p.scale * (1.f - t * t);
+            grad = 1.f - t * t;
           } else {
             prob = exp2f(fmaf(sc(r, c), scale_log2, -lse_log2[r]));
-            grad = p.scale;
+            grad = 1.f;
           }
           if (need_mask && !tile_mask.allowed(get<0>(cS(r, c)), get<1>(cS(r, c)))) prob = 0.f;
           sc(r, c) = prob;
@@ -512,16 +535,11 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
 
     // dQ_i += dS K_j into the fp32 workspace
     {
-      Tensor acc_dq = partition_fragment_C(mma_dq, Shape<Int<kM>, Int<kD>>{});
-      clear(acc_dq);
-      gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, tdQsKt, s2r_dq_a, s2r_dq_b, s2r_dq_a_thr,
-                s2r_dq_b_thr);
       // [Hq, rows, D] with a compile-time row stride: every red.global of a thread is one base
       // register plus an immediate offset (a runtime stride cost ~64 registers of addresses).
       float* dq_ptr = ws.dq_accum + (int64_t(h) * p.total_q + row0 + m0) * kD;
       Tensor gdQ = make_tensor(make_gmem_ptr(dq_ptr), Shape<Int<kM>, Int<kD>>{},
                                Stride<Int<kD>, _1>{});
-      Tensor tdQg = thr_dq.partition_C(gdQ);
       int* sem = nullptr;
       if (p.deterministic) {
         // Wait until the key blocks before this one (for this query block) have added theirs.
@@ -532,9 +550,18 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
           while (load_acquire(sem) != rank) __nanosleep(32);
         __syncthreads();
       }
-      CUTE_UNROLL
-      for (int i = 0; i < size(acc_dq); ++i)
-        if (get<0>(cdQ(i)) < q_rows) atomicAdd(&tdQg(i), acc_dq(i));
+#pragma unroll 1
+      for (int chunk = 0; chunk < T::kDQChunks; ++chunk) {
+        Tensor acc_dq = partition_fragment_C(mma_dq, Shape<Int<kM>, Int<kDc>>{});
+        clear(acc_dq);
+        Tensor sKtc = local_tile(sKt, Shape<Int<kDc>, Int<kN>>{}, make_coord(chunk, 0));
+        gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, s2r_dq_b_thr.partition_S(sKtc), s2r_dq_a,
+                  s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
+        Tensor tdQg = thr_dq.partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+        CUTE_UNROLL
+        for (int i = 0; i < size(acc_dq); ++i)
+          if (get<0>(cdQ(i)) < q_rows) atomicAdd(&tdQg(i), acc_dq(i));
+      }
       if (p.deterministic) __threadfence();
       __syncthreads();  // also: every thread is done with this stage's Q/dO and with sP/sdS
       if (p.deterministic && tid == 0) atomicAdd(sem, 1);
@@ -548,6 +575,8 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   {
     auto r2s_dkv = make_tiled_copy_C(typename T::SmemStore{}, mma_dkv);
     auto r2s_dkv_thr = r2s_dkv.get_thread_slice(tid);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.scale;
     Tensor rdK = convert_to<Element>(acc_dk);
     Tensor rdV = convert_to<Element>(acc_dv);
     copy(r2s_dkv, r2s_dkv_thr.retile_S(rdK), r2s_dkv_thr.partition_D(sK));
