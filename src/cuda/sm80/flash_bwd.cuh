@@ -247,6 +247,11 @@ CUTE_DEVICE void ws_row_to_tensor(const core::AttnParams& p, int64_t row, int64_
   }
 }
 
+// Fire-and-forget fp32 add at L2 (atomicAdd with an unused result compiles to ATOMG on sm_90).
+CUTE_DEVICE void red_add(float* ptr, float v) {
+  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(ptr), "f"(v) : "memory");
+}
+
 CUTE_DEVICE int load_acquire(const int* ptr) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
@@ -560,7 +565,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
         Tensor tdQg = thr_dq.partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
         CUTE_UNROLL
         for (int i = 0; i < size(acc_dq); ++i)
-          if (get<0>(cdQ(i)) < q_rows) atomicAdd(&tdQg(i), acc_dq(i));
+          if (get<0>(cdQ(i)) < q_rows) red_add(&tdQg(i), acc_dq(i));
       }
       if (p.deterministic) __threadfence();
       __syncthreads();  // also: every thread is done with this stage's Q/dO and with sP/sdS
