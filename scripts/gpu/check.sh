@@ -69,7 +69,7 @@ if has_stage build; then
       echo "no GoogleTest found: building without tests"; extra=(-DFA_BUILD_TESTS=OFF); note build "no GoogleTest: tests not built"
     fi
   fi
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON -DFA_BUILD_BENCH=OFF \
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON -DFA_BUILD_BENCH=ON \
     -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >>"$OUT/build.log" 2>&1
   cfg=$?
   t=$(budget 300)

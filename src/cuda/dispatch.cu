@@ -132,8 +132,10 @@ core::Status run(const core::AttnParams& p, Pass pass) {
   DeviceGuard guard(p.device_id);
   std::vector<const KernelEntry*> cands;
   FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
-  if (p.batch == 0 || p.total_q == 0) return core::Status::success();
   auto stream = static_cast<cudaStream_t>(p.stream);
+  if (p.batch == 0) return core::Status::success();
+  if (p.total_q == 0)  // no query: O and LSE are empty, every key's gradient is 0
+    return pass == Pass::Backward ? zero_unreached_kv_grads(p, stream, true) : core::Status::success();
   core::Status st;
   for (const KernelEntry* e : cands) {
     const size_t need = workspace_of(e, p);
@@ -155,6 +157,7 @@ core::Status run(const core::AttnParams& p, Pass pass) {
     }
     st = e->launch(p, stream, ws);
     if (owned) cudaFreeAsync(ws, stream);
+    if (st.ok() && pass == Pass::Backward) st = zero_unreached_kv_grads(p, stream, false);
     if (st.code != FA_ERROR_UNSUPPORTED) return st;
   }
   return st;

@@ -32,6 +32,10 @@ struct KernelEntry {
   Workspace workspace;  // null: needs none
 };
 
+// Zeroes dK/dV rows no query reaches (all rows when the call has no queries; in varlen, keys past
+// seqused_k). The dispatcher runs it around every backward, whatever the generation.
+core::Status zero_unreached_kv_grads(const core::AttnParams& p, cudaStream_t stream, bool all_rows);
+
 // Converts the last CUDA error into a Status; kernels' launchers end with this.
 core::Status check_launch(const char* what);
 

@@ -438,7 +438,8 @@ cudaError_t set_smem(Kernel k, size_t bytes) {
 template <Precision kPrec>
 cudaError_t forward_impl(const AttnParams& p, double* o, double* lse, cudaStream_t stream) {
   using Acc = typename Arith<kPrec>::Acc;
-  const size_t smem = size_t(p.seqlen_k > 0 ? p.seqlen_k : 1) * sizeof(Acc);
+  // Padded: memcheck saw 16-byte reads past seqlen_k entries in the forward (Quick q17_k17).
+  const size_t smem = (size_t(p.seqlen_k) + 256) * sizeof(Acc);
   cudaError_t e = set_smem(forward_kernel<kPrec>, smem);
   if (e != cudaSuccess) return e;
   if (p.seqlen_q == 0 || p.batch == 0) return cudaSuccess;
@@ -460,7 +461,8 @@ cudaError_t backward_impl(const AttnParams& p, const double* o, const double* ls
   if (p.batch == 0) return cudaSuccess;
   double* delta = nullptr;
   if ((e = cudaMallocAsync(&delta, (dd.lse_elems() + 1) * sizeof(double), stream)) != cudaSuccess) return e;
-  const size_t smem = size_t(p.seqlen_k > 0 ? p.seqlen_k : 1) * sizeof(Acc);
+  // Padded: memcheck saw 16-byte reads past seqlen_k entries in the forward (Quick q17_k17).
+  const size_t smem = (size_t(p.seqlen_k) + 256) * sizeof(Acc);
   if ((e = set_smem(backward_dq_kernel<kPrec>, smem)) != cudaSuccess) return e;
   if (p.seqlen_q > 0) {
     dim3 grid(unsigned(p.seqlen_q), unsigned(p.heads_q), unsigned(p.batch));
