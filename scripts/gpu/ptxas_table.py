@@ -11,9 +11,12 @@ ptxas -v prints, per entry:
   ptxas info : Used R registers, used N barriers, ... smem ...
 """
 import argparse
+import os
 import re
-import shutil
-import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_names import KernelNames  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("log")
@@ -53,21 +56,12 @@ for line in open(a.log, errors="replace"):
             k["smem"] = int(s.group(1))
         cur_entry = None
 
-names = sorted({n for n, _ in kernels})
-demangled = {}
-filt = shutil.which("cu++filt") or shutil.which("c++filt")
-if filt and names:
-    try:
-        out = subprocess.run([filt], input="\n".join(names), capture_output=True, text=True, timeout=60).stdout
-        demangled = dict(zip(names, out.splitlines()))
-    except Exception:
-        pass
+kn = KernelNames(n for n, _ in kernels)
+demangled = kn.full
 
 
 def short(n, width=110):
-    s = demangled.get(n, n)
-    s = s.replace("cutlass::bfloat16_t", "bf16").replace("cutlass::half_t", "fp16").replace("fa::cuda::", "")
-    return s if len(s) <= width else s[: width - 3] + "..."
+    return kn.short(n, width)
 
 
 bad = 0

@@ -10,10 +10,12 @@ A kernel is classed sm90 when it holds HGMMA or its name mentions sm90; the chec
 kernels without HMMA/LDSM, sm90 kernels without HGMMA/UTMALDG, and any LDL/STL.
 """
 import argparse
+import os
 import re
-import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_names import KernelNames  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("lib")
@@ -51,21 +53,12 @@ for line in sass.splitlines():
         if op in funcs[cur]:
             funcs[cur][op] += 1
 
-names = sorted({n for n, _ in funcs})
-demangled = {}
-filt = shutil.which("cu++filt") or shutil.which("c++filt")
-if filt and names:
-    try:
-        out = subprocess.run([filt], input="\n".join(names), capture_output=True, text=True, timeout=60).stdout
-        demangled = dict(zip(names, out.splitlines()))
-    except Exception:
-        pass
+kn = KernelNames(n for n, _ in funcs)
+demangled = kn.full
 
 
 def short(n, width=90):
-    s = demangled.get(n, n)
-    s = s.replace("cutlass::bfloat16_t", "bf16").replace("cutlass::half_t", "fp16").replace("fa::cuda::", "")
-    return s if len(s) <= width else s[: width - 3] + "..."
+    return kn.short(n, width)
 
 
 print(" ".join(f"{op:>7}" for op in OPS) + "  arch    class  kernel")
