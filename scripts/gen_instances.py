@@ -81,8 +81,13 @@ def main():
                     with open(os.path.join(OUT, name + ".cu"), "w") as fh:
                         fh.write(src)
                     wsref = f"&inst::{ws}" if ws else "nullptr"
+                    # A build restricted by FA_INSTANCE_FILTER defines FA_HAVE_<name> for what it
+                    # compiles; the table then lists only those.
+                    entries.setdefault(f["arch"], []).append(
+                        f"#if !FA_INSTANCE_FILTERED || defined(FA_HAVE_{name})")
                     entries.setdefault(f["arch"], []).append(f"FA_KERNEL({name}, {f['algo']}, {f['pas']}, {f['min_sm']}, {f['max_sm']}, "
                                  f"{dtag}, {hd}, {str(masked).lower()}, {str(cap).lower()}, {wsref})")
+                    entries[f["arch"]].append("#endif")
                     count += 1
     for arch in sorted(entries):
         # FA_HAS_SM80/90/100 come from CMake: a build without an arch has no such objects.
