@@ -51,6 +51,12 @@ PY
 fi
 echo "setup: CUTLASS headers in $deps/cutlass/include"
 
+# GoogleTest sources for the GPU machine, whose image has no libgtest-dev: scripts/gpu/check.sh
+# builds them from .deps/googletest, which travels to the device with .deps.
+if [ ! -f "$deps/googletest/CMakeLists.txt" ] && [ -f /usr/src/googletest/CMakeLists.txt ]; then
+  mkdir -p "$deps" && cp -r /usr/src/googletest "$deps/googletest"
+fi
+
 if [ "$want_python" = 1 ]; then
   python3 - <<'PY' || python3 -m pip install -q nanobind scikit-build-core numpy pytest
 import nanobind, scikit_build_core, numpy, pytest
