@@ -15,6 +15,8 @@
 #   COMPARE_ARGS  arguments for bench/compare.py                    (default: --quick --plot-grid)
 #   DEADLINE_S    whole-script budget in seconds; stages get what is left (default: 540)
 #   BUILD_DIR     (default: build)     JOBS (default: 16)
+#   INSTANCE_FILTER  regex: compile only the matching kernel instances (FA_INSTANCE_FILTER)
+#   EXTRA_CMAKE   more configure flags
 # Files written to $OUT (at most 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log,
 # compare.json, compare.md, compare.png (or ablation.json with --ablation).
 set -uo pipefail
@@ -29,6 +31,8 @@ COMPARE_ARGS=${COMPARE_ARGS:---quick --plot-grid}
 DEADLINE_S=${DEADLINE_S:-540}
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-16}
+INSTANCE_FILTER=${INSTANCE_FILTER:-}
+EXTRA_CMAKE=${EXTRA_CMAKE:-}
 SUMMARY=$(mktemp /tmp/fa_check_summary.XXXXXX)
 export PYTHONUNBUFFERED=1
 
@@ -70,7 +74,7 @@ if has_stage build; then
     fi
   fi
   cmake -S . -B "$BUILD_DIR" -G Ninja -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON -DFA_BUILD_BENCH=ON \
-    -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >>"$OUT/build.log" 2>&1
+    -DCMAKE_BUILD_TYPE=Release -DFA_INSTANCE_FILTER="$INSTANCE_FILTER" $EXTRA_CMAKE "${extra[@]}" >>"$OUT/build.log" 2>&1
   cfg=$?
   t=$(budget 300)
   if ((cfg != 0)); then

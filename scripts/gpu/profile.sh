@@ -41,7 +41,7 @@ for c in "${cases[@]}"; do
   {
     echo "### per-kernel durations of one call ($dargs)"
     timeout 120 ncu --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
-      --launch-skip 0 --launch-count 12 python3 bench/ncu_driver.py $dargs --calls 1 2>&1 |
+      --kernel-name "regex:^(?!.*(distribution|elementwise|vectorized)).*" --launch-skip 0 --launch-count 12 python3 bench/ncu_driver.py $dargs --calls 1 2>&1 |
       grep -E "^\s+[a-z_]+.*\(|gpu__time_duration|launch__grid_size|launch__registers" | head -60
     echo "### ncu --set full, kernel regex $regex"
     timeout 240 ncu --set full --import-source no --kernel-name "regex:$regex" --launch-skip 1 --launch-count 1 \
