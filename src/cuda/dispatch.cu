@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <mutex>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -44,19 +44,23 @@ core::Status cuda_error(cudaError_t e, const char* what) {
 }
 
 // Compute capability x10 of a device, cached: cudaGetDeviceProperties is slow enough to show in
-// per-call overhead at small shapes.
+// per-call overhead at small shapes. Lock-free on the hit path (every call takes it); two threads
+// missing at once both query and store the same value.
+constexpr int kMaxCachedDevices = 64;
+
 int device_sm(int dev) {
-  static std::mutex mu;
-  static std::vector<int> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  if (dev >= int(cache.size())) cache.resize(dev + 1, -1);
-  if (cache[dev] < 0) {
-    int major = 0, minor = 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    cache[dev] = major * 10 + minor;
+  static std::atomic<int> cache[kMaxCachedDevices];  // 0: not yet queried
+  const bool cacheable = dev >= 0 && dev < kMaxCachedDevices;
+  if (cacheable) {
+    const int sm = cache[dev].load(std::memory_order_relaxed);
+    if (sm > 0) return sm;
   }
-  return cache[dev];
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  const int sm = major * 10 + minor;
+  if (cacheable && sm > 0) cache[dev].store(sm, std::memory_order_relaxed);
+  return sm;
 }
 
 const char* algo_name(fa_algo a) {
@@ -71,52 +75,106 @@ const char* algo_name(fa_algo a) {
 
 bool needs_mask(const core::AttnParams& p) { return p.window_left >= 0 || p.window_right >= 0; }
 
-// The instances that can serve a request, best first: one per generation, the newest the device
-// runs first under AUTO (a single one when the caller names the algorithm). Within a generation
-// the least general instance that fits wins (no mask/softcap support: no per-element checks).
-core::Status candidates(const core::AttnParams& p, Pass pass, int sm,
-                        std::vector<const KernelEntry*>* out) {
+// The instances that can serve a request, best first: at most one per generation. Fixed capacity
+// so the per-call path allocates nothing.
+struct Candidates {
+  const KernelEntry* e[3] = {nullptr, nullptr, nullptr};
+  int n = 0;
+  const KernelEntry* const* begin() const { return e; }
+  const KernelEntry* const* end() const { return e + n; }
+};
+
+// What candidates() depends on; the memo below is keyed by it.
+struct CandKey {
+  Pass pass;
+  core::DType dtype;
+  int head_dim, sm;
+  fa_algo algo;
+  bool mask, cap;
+  bool operator==(const CandKey& o) const {
+    return pass == o.pass && dtype == o.dtype && head_dim == o.head_dim && sm == o.sm &&
+           algo == o.algo && mask == o.mask && cap == o.cap;
+  }
+};
+
+// The least general instance of one generation that fits (no mask/softcap support: no
+// per-element checks), or null.
+const KernelEntry* best_of(const CandKey& k, fa_algo algo) {
+  const KernelEntry* best = nullptr;
+  for (const KernelEntry& e : table()) {
+    if (e.algo != algo || e.pass != k.pass || e.dtype != k.dtype || e.head_dim != k.head_dim)
+      continue;
+    if (k.sm < e.min_sm || k.sm > e.max_sm) continue;
+    if ((k.mask && !e.masked) || (k.cap && !e.softcap)) continue;
+    if (!best || (int(e.masked) + int(e.softcap) < int(best->masked) + int(best->softcap)))
+      best = &e;
+  }
+  return best;
+}
+
+Candidates scan(const CandKey& k) {
+  Candidates c;
+  if (k.algo != FA_ALGO_AUTO) {
+    if (const KernelEntry* e = best_of(k, k.algo)) c.e[c.n++] = e;
+    return c;
+  }
+  // AUTO: the newest generation the device runs first, FA2 as the fallback when FA3 declines
+  // (e.g. TMA alignment). FA1 only when neither exists (an instance-filtered build): it declines
+  // on FA2's alignment rule (check_vector_alignment) and differs only in taking more than 65535
+  // query heads, so as a third choice it rescues nothing real, while listing it made every AUTO
+  // forward report FA1's workspace (fp32 O, m, l for every row) as the call's need, which
+  // callers that honour fa_forward_workspace_size (the Python layer) allocated on every call.
+  for (fa_algo a : {FA_ALGO_FA3, FA_ALGO_FA2})
+    if (const KernelEntry* e = best_of(k, a)) c.e[c.n++] = e;
+  if (c.n == 0)
+    if (const KernelEntry* e = best_of(k, FA_ALGO_FA1)) c.e[c.n++] = e;
+  return c;
+}
+
+core::Status candidates(const core::AttnParams& p, Pass pass, int sm, Candidates* out) {
   if (p.dtype != core::DType::F16 && p.dtype != core::DType::BF16)
     return core::unsupported(std::string("the CUDA backend takes float16 or bfloat16, got ") +
                              core::dtype_name(p.dtype));
-  const bool mask = needs_mask(p);
-  const bool cap = p.softcap > 0.f;
-  const fa_algo order_auto[] = {FA_ALGO_FA3, FA_ALGO_FA2, FA_ALGO_FA1};
-  const fa_algo order_one[] = {p.algo};
-  const fa_algo* order = p.algo == FA_ALGO_AUTO ? order_auto : order_one;
-  const int n_order = p.algo == FA_ALGO_AUTO ? 3 : 1;
-  out->clear();
-  for (int oi = 0; oi < n_order; ++oi) {
-    const KernelEntry* best = nullptr;
-    for (const KernelEntry& e : table()) {
-      if (e.algo != order[oi] || e.pass != pass || e.dtype != p.dtype || e.head_dim != p.head_dim)
-        continue;
-      if (sm < e.min_sm || sm > e.max_sm) continue;
-      if ((mask && !e.masked) || (cap && !e.softcap)) continue;
-      if (!best || (int(e.masked) + int(e.softcap) < int(best->masked) + int(best->softcap)))
-        best = &e;
+  const CandKey key{pass, p.dtype, p.head_dim, sm, p.algo, needs_mask(p), p.softcap > 0.f};
+  // The table scan walks every instance per generation; a call stream repeats a few keys (a
+  // layer's forward and backward), so each thread remembers its last few answers. The table is
+  // immutable after first use, so cached pointers into it stay valid.
+  constexpr int kMemo = 4;
+  thread_local CandKey memo_key[kMemo];
+  thread_local Candidates memo_val[kMemo];
+  thread_local int memo_n = 0, memo_next = 0;
+  for (int i = 0; i < memo_n; ++i)
+    if (memo_key[i] == key) {
+      *out = memo_val[i];
+      return core::Status::success();
     }
-    if (best) out->push_back(best);
+  *out = scan(key);
+  if (out->n > 0) {
+    memo_key[memo_next] = key;
+    memo_val[memo_next] = *out;
+    memo_next = (memo_next + 1) % kMemo;
+    if (memo_n < kMemo) ++memo_n;
+    return core::Status::success();
   }
-  if (!out->empty()) return core::Status::success();
   return core::unsupported(std::string("no CUDA ") + (pass == Pass::Forward ? "forward" : "backward") +
                            " kernel for algo=" + algo_name(p.algo) + ", " +
                            core::dtype_name(p.dtype) + ", head_dim " + std::to_string(p.head_dim) +
-                           (mask ? ", masked" : "") + (cap ? ", softcap" : "") + " on sm_" +
+                           (key.mask ? ", masked" : "") + (key.cap ? ", softcap" : "") + " on sm_" +
                            std::to_string(sm));
 }
 
 // Makes p's device current for the call and restores the caller's afterwards.
+// One cudaGetDevice per call: nothing between construction and destruction changes the current
+// device except this guard, so the common case (already current) costs no set and no re-query.
 struct DeviceGuard {
   int prev = -1;
+  bool switched = false;
   explicit DeviceGuard(int dev) {
     cudaGetDevice(&prev);
-    if (prev != dev) cudaSetDevice(dev);
+    if (prev != dev) switched = cudaSetDevice(dev) == cudaSuccess;
   }
   ~DeviceGuard() {
-    int cur = -1;
-    cudaGetDevice(&cur);
-    if (prev >= 0 && cur != prev) cudaSetDevice(prev);
+    if (switched && prev >= 0) cudaSetDevice(prev);
   }
 };
 
@@ -130,7 +188,7 @@ size_t workspace_of(const KernelEntry* e, const core::AttnParams& p) {
 core::Status run(const core::AttnParams& p, Pass pass) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
   DeviceGuard guard(p.device_id);
-  std::vector<const KernelEntry*> cands;
+  Candidates cands;
   FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
   auto stream = static_cast<cudaStream_t>(p.stream);
   if (p.batch == 0) return core::Status::success();
@@ -166,7 +224,7 @@ core::Status run(const core::AttnParams& p, Pass pass) {
 // The largest need among the candidates, so a caller's workspace also fits a fallback.
 core::Status workspace_size(const core::AttnParams& p, Pass pass, size_t* bytes) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
-  std::vector<const KernelEntry*> cands;
+  Candidates cands;
   FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
   size_t need = 0;
   for (const KernelEntry* e : cands) need = std::max(need, workspace_of(e, p));

@@ -9,6 +9,7 @@
 
 #include "core/params.hpp"
 #include "core/status.hpp"
+#include "cuda/common/launch_cache.hpp"  // set_max_dynamic_smem, used by every launcher
 
 namespace fa::cuda {
 

@@ -297,7 +297,7 @@ core::Status run_sm80_fa1_fwd(const core::AttnParams& p, cudaStream_t stream, vo
   auto kernel = &sm80::fa1_fwd_kernel<Traits, kMasked, kSoftcap>;
   constexpr int kSmem = Traits::kSmemBytes;
   if (kSmem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    cudaError_t e = set_max_dynamic_smem(kernel, kSmem, p.device_id);
     if (e != cudaSuccess) return check_launch("sm80 FA1 forward: shared-memory attribute");
   }
   dim3 grid(unsigned(p.heads_q), unsigned(p.batch));
