@@ -196,13 +196,11 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     """Variable-length attention: q (total_q, heads, head_dim), k/v (total_k, heads_kv, head_dim),
     cu_seqlens_q/k int32 (batch + 1,). Returns out (and lse (heads, total_q) float32)."""
     if _is_torch(q):
-        if seqused_k is not None:
-            raise NotImplementedError("seqused_k is not supported by the torch path; use flash_attn_varlen_func")
         from ._torch import flash_attn_varlen_func
 
         out, lse, _ = flash_attn_varlen_func(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=softmax_scale,
-            causal=causal, window_size=window_size, softcap=softcap, return_attn_probs=True,
+            causal=causal, window_size=window_size, softcap=softcap, return_attn_probs=True, seqused_k=seqused_k,
         )
         return (out, lse) if return_lse else out
     arrays = _Arrays(q)
@@ -221,12 +219,10 @@ def attention_varlen_backward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                               deterministic=False, seqused_k=None):
     """Gradients (dq, dk, dv) of attention_varlen()."""
     if _is_torch(q):
-        if seqused_k is not None:
-            raise NotImplementedError("seqused_k is not supported by the torch path")
         from ._torch import varlen_backward
 
         return varlen_backward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, lse, dout,
-                               softmax_scale, causal, window_size, softcap, deterministic)
+                               softmax_scale, causal, window_size, softcap, deterministic, seqused_k)
     arrays = _Arrays(q)
     dq = arrays.empty(q.shape, _dtype_of(q))
     dk = arrays.empty(k.shape, _dtype_of(k))

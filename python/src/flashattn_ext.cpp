@@ -6,6 +6,13 @@
 // fa_options, fa_status -> a Python exception carrying fa_last_error(). Allocation of outputs
 // and workspace is the caller's job (the Python layer), so CUDA-graph capture and framework
 // allocators work unchanged; the library is told the stream and the workspace explicitly.
+//
+// Two ways in: the DLPack functions (forward, backward, ...) serve any array library; the *_raw
+// functions serve the torch layer's hot path, which hands each tensor over as a plain tuple
+// (data_ptr, dtype code, device index, shape, strides). Exporting a torch tensor through DLPack
+// allocates a capsule and a managed tensor per argument, several microseconds per call at small
+// shapes; the tuple costs a few attribute reads. Outputs the torch layer allocates itself
+// (contiguous, in torch's allocator) cross as bare pointers and are described here.
 #include <flashattn/flashattn.h>
 
 #include <nanobind/nanobind.h>
@@ -14,6 +21,7 @@
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -240,6 +248,191 @@ size_t workspace_size(bool is_backward, const InArray& q, const InArray& k, cons
   return bytes;
 }
 
+// ---- torch fast path ------------------------------------------------------------------------
+
+int64_t as_i64(PyObject* o) {
+  const long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return int64_t(v);
+}
+
+// (data_ptr, dtype code, device index (-1: CPU), shape, strides) -> fa_tensor. The Python layer
+// has already turned unknown dtypes and devices into errors naming the argument; shape and
+// strides are tuples (torch.Size is one).
+fa_tensor raw_tensor(nb::handle desc, const char* name) {
+  PyObject* d = desc.ptr();
+  if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 5)
+    raise(PyExc_TypeError, std::string(name) + ": internal error: expected a 5-tuple descriptor");
+  fa_tensor t{};
+  t.data = reinterpret_cast<void*>(uintptr_t(PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(d, 0))));
+  if (PyErr_Occurred()) throw nb::python_error();
+  t.dtype = fa_dtype(as_i64(PyTuple_GET_ITEM(d, 1)));
+  const int64_t dev = as_i64(PyTuple_GET_ITEM(d, 2));
+  t.device = dev < 0 ? FA_DEVICE_CPU : FA_DEVICE_CUDA;
+  t.device_id = dev < 0 ? 0 : int(dev);
+  PyObject* shape = PyTuple_GET_ITEM(d, 3);
+  PyObject* strides = PyTuple_GET_ITEM(d, 4);
+  if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides))
+    raise(PyExc_TypeError, std::string(name) + ": internal error: bad shape/strides in descriptor");
+  const Py_ssize_t rank = PyTuple_GET_SIZE(shape);
+  if (rank < 1 || rank > FA_MAX_RANK)
+    raise(PyExc_ValueError, std::string(name) + ": expected rank in [1, " + std::to_string(FA_MAX_RANK) +
+                                "], got " + std::to_string(rank));
+  t.rank = int(rank);
+  for (Py_ssize_t i = 0; i < rank; ++i) {
+    t.shape[i] = as_i64(PyTuple_GET_ITEM(shape, i));
+    t.strides[i] = as_i64(PyTuple_GET_ITEM(strides, i));
+  }
+  return t;
+}
+
+// A contiguous tensor the caller allocated: `like`'s place, the given dtype and shape.
+fa_tensor contiguous_like(const fa_tensor& like, uintptr_t ptr, fa_dtype dtype, std::initializer_list<int64_t> shape) {
+  fa_tensor t{};
+  t.data = reinterpret_cast<void*>(ptr);
+  t.dtype = dtype;
+  t.device = like.device;
+  t.device_id = like.device_id;
+  t.rank = int(shape.size());
+  int i = 0;
+  for (int64_t s : shape) t.shape[i++] = s;
+  t.strides[t.rank - 1] = 1;
+  for (int j = t.rank - 2; j >= 0; --j) t.strides[j] = t.strides[j + 1] * t.shape[j + 1];
+  return t;
+}
+
+fa_tensor contiguous_like(const fa_tensor& like, uintptr_t ptr) {
+  fa_tensor t = like;
+  t.data = reinterpret_cast<void*>(ptr);
+  t.strides[t.rank - 1] = 1;
+  for (int j = t.rank - 2; j >= 0; --j) t.strides[j] = t.strides[j + 1] * t.shape[j + 1];
+  return t;
+}
+
+// Varlen descriptor from raw tuples; seqused_k is () when absent (nanobind's positional handles
+// refuse None without per-argument annotations).
+struct RawVarlen {
+  fa_tensor cu_q{}, cu_k{}, used_k{};
+  fa_varlen vl{};
+  RawVarlen(nb::handle cu_seqlens_q, nb::handle cu_seqlens_k, nb::handle seqused_k, int64_t max_q, int64_t max_k) {
+    cu_q = raw_tensor(cu_seqlens_q, "cu_seqlens_q");
+    cu_k = raw_tensor(cu_seqlens_k, "cu_seqlens_k");
+    vl.cu_seqlens_q = &cu_q;
+    vl.cu_seqlens_k = &cu_k;
+    if (!(PyTuple_Check(seqused_k.ptr()) && PyTuple_GET_SIZE(seqused_k.ptr()) == 0)) {
+      used_k = raw_tensor(seqused_k, "seqused_k");
+      vl.seqused_k = &used_k;
+    }
+    vl.max_seqlen_q = max_q;
+    vl.max_seqlen_k = max_k;
+  }
+  RawVarlen(const RawVarlen&) = delete;
+};
+
+fa_options raw_options(float scale, bool causal, int window_left, int window_right, float softcap,
+                       bool deterministic, uintptr_t stream, uintptr_t ws, size_t ws_bytes) {
+  fa_options o;
+  fa_options_init(&o);
+  o.softmax_scale = scale;
+  o.causal = causal ? 1 : 0;
+  o.window_left = window_left;
+  o.window_right = window_right;
+  o.softcap = softcap;
+  o.deterministic = deterministic ? 1 : 0;
+  o.stream = reinterpret_cast<void*>(stream);
+  o.workspace = reinterpret_cast<void*>(ws);
+  o.workspace_bytes = ws_bytes;
+  return o;
+}
+
+#define FA_RAW_OPTION_PARAMS                                                                   \
+  float scale, bool causal, int window_left, int window_right, float softcap, bool deterministic, \
+      uintptr_t stream, uintptr_t ws, size_t ws_bytes
+#define FA_RAW_OPTION_ARGS \
+  scale, causal, window_left, window_right, softcap, deterministic, stream, ws, ws_bytes
+
+// Workspace protocol of the *_raw calls: called with ws = 0, a call that needs workspace returns
+// the bytes it needs and launches nothing; the caller allocates (in its framework's allocator,
+// which CUDA-graph capture requires) and calls again with it. A call that needs none (most
+// forwards) launches at once: one crossing, no size query from Python, no cache to key.
+// The GIL is released only for CPU tensors, where the call computes for as long as it takes; a
+// CUDA call only enqueues, and releasing and re-taking the GIL would cost more than it frees.
+template <class Query, class Launch>
+size_t run_raw(const fa_tensor& q, const fa_options& o, Query&& query, Launch&& launch) {
+  size_t need = 0;
+  auto body = [&] {
+    fa_status st = FA_OK;
+    if (!o.workspace) st = query(&need);
+    if (st == FA_OK && need == 0) st = launch();
+    return st;
+  };
+  fa_status st;
+  if (q.device == FA_DEVICE_CPU) {
+    nb::gil_scoped_release nogil;
+    st = body();
+  } else {
+    st = body();
+  }
+  check(st);
+  return need;
+}
+
+size_t forward_raw(nb::handle q, nb::handle k, nb::handle v, uintptr_t out, uintptr_t lse, FA_RAW_OPTION_PARAMS) {
+  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v");
+  fa_tensor to = contiguous_like(tq, out);
+  fa_tensor tl{};
+  if (lse) {
+    if (tq.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(tq.rank));
+    tl = contiguous_like(tq, lse, FA_DTYPE_FLOAT32, {tq.shape[0], tq.shape[2], tq.shape[1]});
+  }
+  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  return run_raw(
+      tq, o, [&](size_t* need) { return fa_forward_workspace_size(&tq, &tk, &tv, nullptr, &o, need); },
+      [&] { return fa_forward(&tq, &tk, &tv, &to, lse ? &tl : nullptr, &o); });
+}
+
+size_t backward_raw(nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse, nb::handle dout,
+                    uintptr_t dq, uintptr_t dk, uintptr_t dv, FA_RAW_OPTION_PARAMS) {
+  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v"),
+                  to = raw_tensor(out, "out"), tl = raw_tensor(lse, "lse"), tdo = raw_tensor(dout, "dout");
+  fa_tensor tdq = contiguous_like(tq, dq), tdk = contiguous_like(tk, dk), tdv = contiguous_like(tv, dv);
+  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  return run_raw(
+      tq, o, [&](size_t* need) { return fa_backward_workspace_size(&tq, &tk, &tv, nullptr, &o, need); },
+      [&] { return fa_backward(&tq, &tk, &tv, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o); });
+}
+
+size_t varlen_forward_raw(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
+                          nb::handle seqused_k, int64_t max_seqlen_q, int64_t max_seqlen_k, uintptr_t out,
+                          uintptr_t lse, FA_RAW_OPTION_PARAMS) {
+  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v");
+  const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
+  fa_tensor to = contiguous_like(tq, out);
+  fa_tensor tl{};
+  if (lse) {
+    if (tq.rank != 3) raise(PyExc_ValueError, "q: expected rank 3, got " + std::to_string(tq.rank));
+    tl = contiguous_like(tq, lse, FA_DTYPE_FLOAT32, {tq.shape[1], tq.shape[0]});
+  }
+  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  return run_raw(
+      tq, o, [&](size_t* need) { return fa_forward_workspace_size(&tq, &tk, &tv, &vl.vl, &o, need); },
+      [&] { return fa_varlen_forward(&tq, &tk, &tv, &vl.vl, &to, lse ? &tl : nullptr, &o); });
+}
+
+size_t varlen_backward_raw(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
+                           nb::handle cu_seqlens_k, nb::handle seqused_k, int64_t max_seqlen_q,
+                           int64_t max_seqlen_k, nb::handle out, nb::handle lse, nb::handle dout, uintptr_t dq,
+                           uintptr_t dk, uintptr_t dv, FA_RAW_OPTION_PARAMS) {
+  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v"),
+                  to = raw_tensor(out, "out"), tl = raw_tensor(lse, "lse"), tdo = raw_tensor(dout, "dout");
+  const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
+  fa_tensor tdq = contiguous_like(tq, dq), tdk = contiguous_like(tk, dk), tdv = contiguous_like(tv, dv);
+  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  return run_raw(
+      tq, o, [&](size_t* need) { return fa_backward_workspace_size(&tq, &tk, &tv, &vl.vl, &o, need); },
+      [&] { return fa_varlen_backward(&tq, &tk, &tv, &vl.vl, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o); });
+}
+
 }  // namespace
 
 NB_MODULE(_C, m) {
@@ -275,6 +468,13 @@ NB_MODULE(_C, m) {
         nb::arg("scale"), nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"),
         nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"),
         nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
+
+  // The torch fast path (see the top of this file): tensors as 5-tuples, outputs as pointers,
+  // options positional; returns the workspace bytes still needed (0: the call ran).
+  m.def("forward_raw", &forward_raw);
+  m.def("backward_raw", &backward_raw);
+  m.def("varlen_forward_raw", &varlen_forward_raw);
+  m.def("varlen_backward_raw", &varlen_backward_raw);
 
   m.def("version", [] { return std::string(fa_version()); });
   m.def("build_info", [] { return std::string(fa_build_info()); });

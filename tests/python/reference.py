@@ -79,14 +79,17 @@ def attention_ref_backward(q, k, v, dout, causal=False, softmax_scale=None, wind
     return dq, dk, dv
 
 
-def varlen_ref(q, k, v, cu_q, cu_k, backward_dout=None, **opts):
-    """Per-sequence reference of the varlen form: out (Tq,H,D), lse (H,Tq) [, dq, dk, dv]."""
+def varlen_ref(q, k, v, cu_q, cu_k, backward_dout=None, seqused_k=None, **opts):
+    """Per-sequence reference of the varlen form: out (Tq,H,D), lse (H,Tq) [, dq, dk, dv].
+    seqused_k: sequence b uses only its first seqused_k[b] keys (the others get zero gradients)."""
     tq, h, d = q.shape
     out = np.zeros((tq, h, d))
     lse = np.full((h, tq), -np.inf)
     grads = [np.zeros(x.shape) for x in (q, k, v)]
     for b in range(len(cu_q) - 1):
         sq, eq, sk, ek = cu_q[b], cu_q[b + 1], cu_k[b], cu_k[b + 1]
+        if seqused_k is not None:
+            ek = sk + seqused_k[b]
         if eq == sq:
             continue
         qb, kb, vb = q[None, sq:eq], k[None, sk:ek], v[None, sk:ek]
