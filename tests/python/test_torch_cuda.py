@@ -132,6 +132,92 @@ def test_varlen_vs_per_sequence_dense():
         torch.testing.assert_close(k.grad[sk:ek], ki.grad[0], rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("via_ops", [False, True], ids=["eager-direct", "custom-op"])
+def test_varlen_seqused_k_vs_per_sequence_dense(via_ops, monkeypatch):
+    # Sequence i attends to its first used[i] keys only: the same as a dense call on those keys;
+    # the other keys get zero gradients. Both the eager direct path and the custom ops.
+    from flashattn import _torch
+
+    monkeypatch.setattr(_torch, "_FORCE_OPS", via_ops)
+    torch.manual_seed(9)
+    lens_q, lens_k, used = [5, 0, 130, 1, 64], [9, 4, 130, 200, 64], [3, 4, 77, 0, 64]
+    cu_q = torch.tensor([0] + list(torch.tensor(lens_q).cumsum(0)), dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0] + list(torch.tensor(lens_k).cumsum(0)), dtype=torch.int32, device="cuda")
+    seqused = torch.tensor(used, dtype=torch.int32, device="cuda")
+    q = torch.randn(sum(lens_q), 8, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(sum(lens_k), 2, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(sum(lens_k), 2, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    out = flashattn.flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=True,
+                                           seqused_k=seqused)
+    out.float().square().sum().backward()
+    for i in range(len(lens_q)):
+        sq, eq, sk = cu_q[i].item(), cu_q[i + 1].item(), cu_k[i].item()
+        ek, end = sk + used[i], cu_k[i + 1].item()
+        assert torch.count_nonzero(k.grad[ek:end]) == 0 and torch.count_nonzero(v.grad[ek:end]) == 0
+        if eq == sq:
+            continue
+        if ek == sk:  # no keys used: output 0
+            assert torch.count_nonzero(out[sq:eq]) == 0
+            continue
+        qi, ki, vi = (x.detach()[s:e][None].requires_grad_() for x, s, e in ((q, sq, eq), (k, sk, ek), (v, sk, ek)))
+        oi = flashattn.flash_attn_func(qi, ki, vi, causal=True)
+        oi.float().square().sum().backward()
+        torch.testing.assert_close(out[sq:eq], oi[0], rtol=0, atol=0)
+        torch.testing.assert_close(q.grad[sq:eq], qi.grad[0], rtol=2e-2, atol=2e-2)
+        torch.testing.assert_close(k.grad[sk:ek], ki.grad[0], rtol=2e-2, atol=2e-2)
+        torch.testing.assert_close(v.grad[sk:ek], vi.grad[0], rtol=2e-2, atol=2e-2)
+
+
+def test_eager_direct_path_matches_custom_op(monkeypatch):
+    from flashattn import _torch
+
+    torch.manual_seed(10)
+    q, k, v = (torch.randn(2, 300, 8, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    res = []
+    for force in (False, True):
+        monkeypatch.setattr(_torch, "_FORCE_OPS", force)
+        out, lse, _ = flashattn.flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
+        grads = torch.autograd.grad(out.float().square().sum(), (q, k, v))
+        res.append((out, lse) + grads)
+    torch.testing.assert_close(res[0][0], res[1][0], rtol=0, atol=0)
+    torch.testing.assert_close(res[0][1], res[1][1], rtol=0, atol=0)
+    for a, b in zip(res[0][2:], res[1][2:]):  # dQ accumulation order may differ run to run
+        torch.testing.assert_close(a, b, rtol=1e-2, atol=1e-2)
+
+
+def test_cuda_graph_capture_of_autograd_forward_and_backward():
+    # The eager direct path under autograd (autograd.Function), captured whole: the backward's
+    # workspace comes from torch's allocator inside the capture, nothing synchronises.
+    torch.manual_seed(11)
+    shape = (2, 256, 8, 128)
+    q, k, v, dout = (torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+    qg, kg, vg = (x.clone().requires_grad_() for x in (q, k, v))
+
+    def step():
+        out = flashattn.flash_attn_func(qg, kg, vg, causal=True)
+        return (out,) + torch.autograd.grad(out, (qg, kg, vg), dout)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static = step()
+    g = torch.Generator(device="cuda").manual_seed(12)
+    with torch.no_grad():
+        for x in (qg, kg, vg, dout):
+            x.copy_(torch.randn(shape, device="cuda", dtype=torch.bfloat16, generator=g))
+    graph.replay()
+    torch.cuda.synchronize()
+    eager = step()
+    torch.testing.assert_close(static[0], eager[0], rtol=0, atol=0)
+    for s, e in zip(static[1:], eager[1:]):
+        torch.testing.assert_close(s, e, rtol=1e-2, atol=1e-2)
+
+
 def test_torch_compile_fullgraph_forward_and_backward():
     torch.manual_seed(3)
     q, k, v = (torch.randn(2, 256, 8, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
