@@ -315,3 +315,19 @@ def test_workspace_protocol_allocates_and_retries(monkeypatch):
     assert len(calls) == 2 and calls[0] == (0, 0)
     assert calls[1][0] != 0 and calls[1][1] == 4096
     assert q.grad is not None and torch.isfinite(q.grad).all()
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_torch_misuse_messages_on_the_direct_path(grad):
+    q, k, v = _qkv(requires_grad=grad)
+    with pytest.raises(TypeError, match="q: unsupported dtype float64"):
+        flashattn.flash_attn_func(q.double(), k, v)
+    with pytest.raises(TypeError, match="v: expected dtype float32, got float16"):
+        flashattn.flash_attn_func(q, k, v.half())
+    with pytest.raises(ValueError, match="q: expected rank 4, got 3"):
+        flashattn.flash_attn_func(q[0], k, v)
+    with pytest.raises(ValueError, match="k: unsupported device meta"):
+        flashattn.flash_attn_func(q, k.to("meta"), v)
+    with pytest.raises(TypeError, match="cu_seqlens_k: unsupported dtype int64"):
+        flashattn.flash_attn_varlen_func(q[0], k[0], v[0], torch.tensor([0, 19], dtype=torch.int32),
+                                         torch.tensor([0, 23]), 19, 23)
