@@ -27,6 +27,9 @@ struct BwdWorkspace {
   int* dq_sem = nullptr;
   int64_t n_sem = 0;
   int64_t sem_blocks_per_head = 0;  // query blocks per (batch, head)
+  // Kernel switch set by the launcher (not part of the buffer layout): 1 = each key block starts its
+  // walk over query blocks at (key block mod query blocks) instead of at the first one.
+  int rotate_m = 0;
 };
 
 inline size_t bwd_align(size_t x) { return (x + 255) & ~size_t(255); }

@@ -38,6 +38,7 @@
 // clang-format on
 #include <cutlass/numeric_types.h>
 
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -59,13 +60,32 @@ using namespace cute;
 // 163 KB (sm80 opt-in limit); d 96/192/256 halve kBlockN (d 128 too by default, see the macro).
 // Build-time switches for ablations and register-pressure experiments (see the table below).
 #ifndef FA_SM80_BWD_D128_BLOCK_N
-#define FA_SM80_BWD_D128_BLOCK_N 64  // keys per CTA at d 128 (128 spills ~450 B on sm_90a)
+// Keys per CTA at d 128. 128 halves the dQ atomics per FLOP and the Q/dO ldmatrix traffic per MMA
+// against 64 (FA2's tile); it fits in 255 registers since LSE/D moved to shared memory.
+#define FA_SM80_BWD_D128_BLOCK_N 128
+#endif
+#ifndef FA_SM80_BWD_DQ_RED_V2
+// 1: dQ atomics as red.global.add.v2.f32 (sm_90+): one instruction and one full 32-byte sector
+// per 4 lanes instead of two half-used sectors; 0: scalar red.global.add.f32 (the sm_80 form).
+#define FA_SM80_BWD_DQ_RED_V2 1
+#endif
+#ifndef FA_SM80_BWD_DQ_BEFORE_DK
+// 1: dQ = dS K and its atomics come before dK += dS^T Q, so the atomics drain from the load/store
+// unit while dK's MMAs issue; 0: dV, dK, then dQ (the atomics sit right before the barrier and
+// the next step's loads queue behind them).
+#define FA_SM80_BWD_DQ_BEFORE_DK 1
+#endif
+#ifndef FA_SM80_BWD_LSE_SMEM
+// 1: each step's LSE and D rows travel with Q/dO by cp.async into shared memory (loaded a step
+// ahead, read after the barrier); 0: read from global memory at the top of the step, which puts a
+// global-load latency between the barrier and the softmax.
+#define FA_SM80_BWD_LSE_SMEM 0  // 1 spills 8 B at d 128 (128 keys) on sm_90a: off until trimmed
 #endif
 #ifndef FA_SM80_BWD_D256_WARPS
 #define FA_SM80_BWD_D256_WARPS 2  // warps along keys (dK/dV) and rows (dQ) at d 256
 #endif
 
-template <int kHeadDim>
+template <int kHeadDim, bool kSoftcap>
 struct BwdTile {
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "head dims 32..256 in steps of 32");
   // d 256: 32 query rows per step keeps dQ (32 regs) and the operand fragments beside dK/dV's
@@ -73,7 +93,9 @@ struct BwdTile {
   static constexpr int kBlockM = kHeadDim == 256 ? 32 : 64;
   // d 96 uses 64 keys as well: its 32-wide swizzle rows cost extra address registers and the
   // 128-key tile spilled (~200 bytes).
-  static constexpr int kBlockN = kHeadDim == 128 ? FA_SM80_BWD_D128_BLOCK_N
+  // d 128 with softcap keeps 64 keys: tanh and its derivative need registers the 128-key tile
+  // does not have (~880 B of spills).
+  static constexpr int kBlockN = kHeadDim == 128 ? (kSoftcap ? 64 : FA_SM80_BWD_D128_BLOCK_N)
                                  : (kHeadDim < 128 && kHeadDim != 96) ? 128 : 64;
   static constexpr int kStages = 2;
   // S and dP are computed kSdPChunks key columns at a time: with 128 keys and d >= 96 the dK/dV
@@ -88,16 +110,16 @@ struct BwdTile {
   static constexpr int kDQChunks = 1;
 };
 
-template <typename Element_, int kHeadDim_>
+template <typename Element_, int kHeadDim_, bool kSoftcap_ = false>
 struct BwdTraits {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockM = BwdTile<kHeadDim>::kBlockM;
-  static constexpr int kBlockN = BwdTile<kHeadDim>::kBlockN;
-  static constexpr int kStages = BwdTile<kHeadDim>::kStages;
-  static constexpr int kSdPChunks = BwdTile<kHeadDim>::kSdPChunks;
+  static constexpr int kBlockM = BwdTile<kHeadDim, kSoftcap_>::kBlockM;
+  static constexpr int kBlockN = BwdTile<kHeadDim, kSoftcap_>::kBlockN;
+  static constexpr int kStages = BwdTile<kHeadDim, kSoftcap_>::kStages;
+  static constexpr int kSdPChunks = BwdTile<kHeadDim, kSoftcap_>::kSdPChunks;
   static constexpr int kBlockNc = kBlockN / kSdPChunks;  // key columns of one S/dP chunk
-  static constexpr int kDQChunks = BwdTile<kHeadDim>::kDQChunks;
+  static constexpr int kDQChunks = BwdTile<kHeadDim, kSoftcap_>::kDQChunks;
   static constexpr int kHeadDimc = kHeadDim / kDQChunks;  // head-dim columns of one dQ chunk
   static constexpr int kNWarps = 8;
   static constexpr int kNThreads = kNWarps * 32;
@@ -105,8 +127,8 @@ struct BwdTraits {
 
   // Warp arrangement of the three MMA shapes (each warp owns 16 rows × 16 cols per atom pass):
   static constexpr int kWarpsMSdP = 2;  // S, dP [M x N]: 2 warps down query rows × 4 across keys
-  static constexpr int kWarpsNdKV = BwdTile<kHeadDim>::kWarpsNdKV;  // dK, dV [N x D]
-  static constexpr int kWarpsMdQ = BwdTile<kHeadDim>::kWarpsMdQ;    // dQ [M x D]
+  static constexpr int kWarpsNdKV = BwdTile<kHeadDim, kSoftcap_>::kWarpsNdKV;  // dK, dV [N x D]
+  static constexpr int kWarpsMdQ = BwdTile<kHeadDim, kSoftcap_>::kWarpsMdQ;    // dQ [M x D]
 
   using MmaOp = std::conditional_t<std::is_same_v<Element, cutlass::half_t>,
                                    SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x16_F32BF16BF16F32_TN>;
@@ -144,8 +166,11 @@ struct BwdTraits {
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements per Q (or dO) stage
   static constexpr int kSmemKV = kBlockN * kHeadDim;
   static constexpr int kSmemPdS = kBlockM * kBlockN;
+  static constexpr bool kLseSmem = FA_SM80_BWD_LSE_SMEM != 0;
+  static constexpr int kSmemRowStats = kLseSmem ? kStages * 2 * kBlockM : 0;  // floats: LSE, D
   static constexpr int kSmemBytes =
-      int(sizeof(Element)) * (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS);
+      int(sizeof(Element)) * (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) +
+      int(sizeof(float)) * kSmemRowStats;
   static_assert(kSmemBytes <= 163 * 1024, "must fit the sm80 shared-memory limit");
 
   // gmem <-> smem: 16-byte vectors, kSwizzleRow/8 threads per row.
@@ -164,6 +189,17 @@ struct BwdTraits {
   using SmemLoadT = Copy_Atom<SM75_U16x8_LDSM_T, Element>;  // MN-major operands (transposed views)
   using SmemStore = Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<32>, Element>;  // 2 accums
 };
+
+// Runtime switch for ablations (environment, read once per process):
+//   FA_SM80_BWD_ROTATE_M=0  every key block walks the query blocks from the first (all CTAs of a
+//                           head add into the same dQ rows at the same time); default 1: rotated.
+inline bool bwd_rotate_m() {
+  static const bool on = [] {
+    const char* e = std::getenv("FA_SM80_BWD_ROTATE_M");
+    return e == nullptr || std::atoi(e) != 0;
+  }();
+  return on;
+}
 
 // ---- fragment helpers --------------------------------------------------------------------------
 
@@ -252,6 +288,22 @@ CUTE_DEVICE void red_add(float* ptr, float v) {
   asm volatile("red.global.add.f32 [%0], %1;" ::"l"(ptr), "f"(v) : "memory");
 }
 
+// Two adjacent floats (8-byte aligned) in one vector reduction; sm_90 and later only.
+CUTE_DEVICE void red_add2(float* ptr, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(ptr), "f"(a), "f"(b) : "memory");
+#else
+  red_add(ptr, a);
+  red_add(ptr + 1, b);
+#endif
+}
+
+// 4-byte cp.async (the .ca form; .cg only moves 16 bytes).
+CUTE_DEVICE void cp_async_4(void* smem_dst, const void* gmem_src) {
+  const uint32_t dst = uint32_t(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(gmem_src));
+}
+
 CUTE_DEVICE int load_acquire(const int* ptr) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
@@ -324,6 +376,8 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   using Element = typename T::Element;
   constexpr int kM = T::kBlockM, kN = T::kBlockN, kD = T::kHeadDim, kStages = T::kStages;
   constexpr int kNc = T::kBlockNc, kDc = T::kHeadDimc;
+  constexpr bool kDQBeforeDK = FA_SM80_BWD_DQ_BEFORE_DK != 0;
+  constexpr bool kRedV2 = FA_SM80_BWD_DQ_RED_V2 != 0;
 
   const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
@@ -341,6 +395,8 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   Element* smem_do = smem_q + kStages * T::kSmemQ;
   Element* smem_p = smem_do + kStages * T::kSmemQ;
   Element* smem_ds = smem_p + T::kSmemPdS;
+  // [kStages][LSE row 0..kM-1, D row 0..kM-1] (kLseSmem only)
+  float* smem_stats = reinterpret_cast<float*>(smem_ds + T::kSmemPdS);
 
   Tensor sK = make_tensor(make_smem_ptr(smem_k), typename T::SmemLayoutKV{});
   Tensor sV = make_tensor(make_smem_ptr(smem_v), typename T::SmemLayoutKV{});
@@ -372,12 +428,20 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   if constexpr (kMasked) query_block_range(mask, n0, n0 + k_rows, kM, &m_first, &m_last);
   const int n_m = int(m_last - m_first);
   const int n_steps = group * n_m;
+  // Query block of a step. Rotated (ws.rotate_m), neighbouring key blocks, which run at the same
+  // time, add into different dQ rows instead of all hammering the same 64 rows' L2 lines.
+  const int rot = ws.rotate_m && n_m > 0 ? n_block % n_m : 0;
+  auto step_m_block = [&](int step) -> int64_t {
+    int i = step % n_m + rot;
+    if (i >= n_m) i -= n_m;
+    return m_first + i;
+  };
   const int64_t row0 = ws_row0(p, b, seq);
   Tensor cQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
 
   auto load_q_do = [&](int step, int stage) {
     const int h = hk * group + step / n_m;
-    const int64_t m0 = (m_first + step % n_m) * kM;
+    const int64_t m0 = step_m_block(step) * kM;
     const Element* q_ptr = static_cast<const Element*>(p.q) + p.q_str.offset(b, seq.q_start + m0, h);
     const Element* do_ptr =
         static_cast<const Element*>(p.dout) + p.do_str.offset(b, seq.q_start + m0, h);
@@ -389,6 +453,17 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     Tensor sdO = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQ{});
     load_rows(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ), cQ, seq.q_len - m0);
     load_rows(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO), cQ, seq.q_len - m0);
+    if constexpr (T::kLseSmem) {
+      // Threads 0..kM-1 fetch LSE rows, kM..2kM-1 D rows; rows past the end are never read (the
+      // softmax substitutes LSE = +inf there), so they are left as they are.
+      static_assert(2 * kM <= T::kNThreads, "one thread per LSE / D row");
+      const int row = tid % kM;
+      if (tid < 2 * kM && row < seq.q_len - m0) {
+        const float* src = tid < kM ? p.lse + p.lse_offset(b, h, seq.q_start + m0 + row)
+                                    : ws.dsum + int64_t(h) * p.total_q + row0 + m0 + row;
+        cp_async_4(smem_stats + stage * 2 * kM + tid, src);
+      }
+    }
   };
   if (n_steps > 0) load_q_do(0, 0);
   cp_async_fence();
@@ -458,23 +533,17 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     __syncthreads();
 
     const int h = hk * group + step / n_m;
-    const int64_t m_block = m_first + step % n_m;
+    const int64_t m_block = step_m_block(step);
     const int64_t m0 = m_block * kM;
     const int q_rows = int(min(int64_t(kM), seq.q_len - m0));
 
-    // LSE (log2 domain; rows past the end or fully masked map to +inf so P = 0) and D per row.
-    float lse_log2[kRows], dsum[kRows];
-    {
-      const float* lse_ptr = p.lse + p.lse_offset(b, h, seq.q_start + m0);
-      const float* dsum_ptr = ws.dsum + int64_t(h) * p.total_q + row0 + m0;
-      CUTE_UNROLL
-      for (int r = 0; r < kRows; ++r) {
-        const int row = get<0>(cS(r, 0));
-        const bool in = row < q_rows;
-        lse_log2[r] = in ? core::lse_for_backward(lse_ptr[row]) * core::kLog2e : INFINITY;
-        dsum[r] = in ? dsum_ptr[row] : 0.f;
-      }
-    }
+    // LSE (log2 domain; rows past the end or fully masked map to +inf so P = 0) and D per row,
+    // from shared memory (kLseSmem) or global memory. Read per chunk, after its GEMMs, so they
+    // hold no registers during the MMAs.
+    const float* lse_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM
+                                       : p.lse + p.lse_offset(b, h, seq.q_start + m0);
+    const float* dsum_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM + kM
+                                        : ws.dsum + int64_t(h) * p.total_q + row0 + m0;
 
     Tensor sQ = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQ{});
     Tensor sdO = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQ{});
@@ -507,20 +576,24 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
       const TileMask tile_mask(mask, m0, n0 + chunk * kNc);
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
+        const int row = get<0>(cS(r, 0));
+        const bool in = row < q_rows;
+        const float lse_log2 = in ? core::lse_for_backward(lse_ptr[row]) * core::kLog2e : INFINITY;
+        const float dsum = in ? dsum_ptr[row] : 0.f;
         CUTE_UNROLL
         for (int c = 0; c < kCols; ++c) {
           float prob, grad;
           if constexpr (kSoftcap) {
             const float t = tanhf(sc(r, c) * cap_inv_scale);
-            prob = exp2f(p.softcap * t * core::kLog2e - lse_log2[r]);
+            prob = exp2f(p.softcap * t * core::kLog2e - lse_log2);
             grad = 1.f - t * t;
           } else {
-            prob = exp2f(fmaf(sc(r, c), scale_log2, -lse_log2[r]));
+            prob = exp2f(fmaf(sc(r, c), scale_log2, -lse_log2));
             grad = 1.f;
           }
           if (need_mask && !tile_mask.allowed(get<0>(cS(r, c)), get<1>(cS(r, c)))) prob = 0.f;
           sc(r, c) = prob;
-          dp(r, c) = prob * (dp(r, c) - dsum[r]) * grad;
+          dp(r, c) = prob * (dp(r, c) - dsum) * grad;
         }
       }
       Tensor rP = convert_to<Element>(acc_s);
@@ -532,11 +605,14 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     }
     __syncthreads();
 
-    // dV += P^T dO ; dK += dS^T Q
+    // dV += P^T dO, dQ_i += dS K_j (atomics), dK += dS^T Q; see FA_SM80_BWD_DQ_BEFORE_DK.
     gemm_smem(mma_dkv, acc_dv, rPt, rdOt, tdVsPt, s2r_dkv_b_thr.partition_S(sdOt), s2r_dkv_a,
               s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
-    gemm_smem(mma_dkv, acc_dk, rdSt, rQt, tdKsdSt, s2r_dkv_b_thr.partition_S(sQt), s2r_dkv_a,
-              s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
+    auto gemm_dk = [&] {
+      gemm_smem(mma_dkv, acc_dk, rdSt, rQt, tdKsdSt, s2r_dkv_b_thr.partition_S(sQt), s2r_dkv_a,
+                s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
+    };
+    if constexpr (!kDQBeforeDK) gemm_dk();
 
     // dQ_i += dS K_j into the fp32 workspace
     {
@@ -563,14 +639,26 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
         gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, s2r_dq_b_thr.partition_S(sKtc), s2r_dq_a,
                   s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
         Tensor tdQg = thr_dq.partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
-        CUTE_UNROLL
-        for (int i = 0; i < size(acc_dq); ++i)
-          if (get<0>(cdQ(i)) < q_rows) red_add(&tdQg(i), acc_dq(i));
+        if constexpr (kRedV2) {
+          // Accumulator values 2i and 2i + 1 are columns c, c + 1 (c even) of one row.
+          static_assert(decltype(size<0, 0>(acc_dq))::value == 2, "column pairs in mode (0, 0)");
+          CUTE_UNROLL
+          for (int i = 0; i < size(acc_dq); i += 2)
+            if (get<0>(cdQ(i)) < q_rows) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+        } else {
+          CUTE_UNROLL
+          for (int i = 0; i < size(acc_dq); ++i)
+            if (get<0>(cdQ(i)) < q_rows) red_add(&tdQg(i), acc_dq(i));
+        }
       }
-      if (p.deterministic) __threadfence();
-      __syncthreads();  // also: every thread is done with this stage's Q/dO and with sP/sdS
-      if (p.deterministic && tid == 0) atomicAdd(sem, 1);
+      if (p.deterministic) {
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) atomicAdd(sem, 1);
+      }
     }
+    if constexpr (kDQBeforeDK) gemm_dk();
+    __syncthreads();  // every thread is done with this stage's Q/dO and with sP/sdS
     if (kStages == 1 && step + 1 < n_steps) load_q_do(step + 1, 0);
   }
 
@@ -610,7 +698,7 @@ namespace fa::cuda {
 // FA2 backward launcher (family "bwd", sm80): pre-pass, main kernel, dQ conversion.
 template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
 core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
-  using T = sm80::bwd::BwdTraits<Element, kHeadDim>;
+  using T = sm80::bwd::BwdTraits<Element, kHeadDim, kSoftcap>;
   const char* name = "sm80 FA2 backward";
   if (!p.lse) return core::invalid(std::string(name) + ": lse is required");
   if (!kMasked && (p.window_left >= 0 || p.window_right >= 0))
@@ -630,7 +718,10 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   if (p.batch > 65535 || p.heads_kv > 65535)
     return core::unsupported(std::string(name) + ": batch and KV heads must be <= 65535");
 
-  const sm80::BwdWorkspace ws = sm80::bwd_workspace_layout(p, ws_ptr, nullptr);
+  sm80::BwdWorkspace ws = sm80::bwd_workspace_layout(p, ws_ptr, nullptr);
+  // Rotation reorders the dQ additions, so the deterministic mode (ordered adds) keeps the plain
+  // order (rotated, each key block would wait on its predecessors at every step).
+  ws.rotate_m = !p.deterministic && sm80::bwd::bwd_rotate_m();
   const int64_t pair_threads = p.total_q * p.heads_q * 32;
   const int64_t pair_blocks = (pair_threads + 255) / 256;
   const int64_t sem_blocks = (ws.n_sem + 255) / 256;
@@ -642,8 +733,7 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   if (n_blocks > 0) {
     auto kernel = sm80::bwd::bwd_main_kernel<T, kMasked, kSoftcap>;
     if (T::kSmemBytes > 48 * 1024) {
-      cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           T::kSmemBytes);
+      cudaError_t e = set_max_dynamic_smem(kernel, int(T::kSmemBytes), p.device_id);
       if (e != cudaSuccess) return check_launch(name);
     }
     dim3 grid(unsigned(n_blocks), unsigned(p.heads_kv), unsigned(p.batch));
