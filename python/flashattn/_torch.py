@@ -276,6 +276,7 @@ class _FlashAttnFunc(torch.autograd.Function):
         return out, lse
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # like the custom op: no double backward
     def backward(ctx, dout, dlse):
         q, k, v, out, lse = ctx.saved_tensors
         dq, dk, dv = _bwd_impl(dout, q, k, v, out, lse, *ctx.options)
@@ -292,6 +293,7 @@ class _FlashAttnVarlenFunc(torch.autograd.Function):
         return out, lse
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, dout, dlse):
         q, k, v, out, lse, cu_q, cu_k, *used = ctx.saved_tensors
         dq, dk, dv = _varlen_bwd_impl(dout, q, k, v, out, lse, cu_q, cu_k, *ctx.options,
@@ -309,8 +311,9 @@ _FORCE_OPS = os.environ.get("FLASHATTN_EAGER_OPS", "0") not in ("", "0")
 def _direct(q, k, v) -> bool:
     """True when the call may bypass the custom ops: plain eager tensors, no tracer, no transform,
     no dispatch mode that expects to see the op."""
-    return (type(q) is Tensor and type(k) is Tensor and type(v) is Tensor and not _FORCE_OPS
-            and not _is_compiling() and not _dispatch_modes() and not _functorch_active() and not _jit_tracing())
+    # is_compiling first: under dynamo it is a constant True and nothing after it gets traced.
+    return (not _is_compiling() and type(q) is Tensor and type(k) is Tensor and type(v) is Tensor
+            and not _FORCE_OPS and not _dispatch_modes() and not _functorch_active() and not _jit_tracing())
 
 
 def _needs_grad(q, k, v) -> bool:

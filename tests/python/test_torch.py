@@ -331,3 +331,15 @@ def test_torch_misuse_messages_on_the_direct_path(grad):
     with pytest.raises(TypeError, match="cu_seqlens_k: unsupported dtype int64"):
         flashattn.flash_attn_varlen_func(q[0], k[0], v[0], torch.tensor([0, 19], dtype=torch.int32),
                                          torch.tensor([0, 23]), 19, 23)
+
+
+@pytest.mark.parametrize("via_ops", [False, True])
+def test_double_backward_is_refused(via_ops, monkeypatch):
+    # No second derivative is implemented; asking for one must fail, never return zeros.
+    from flashattn import _torch
+
+    monkeypatch.setattr(_torch, "_FORCE_OPS", via_ops)
+    q, k, v = _qkv()
+    (gq,) = torch.autograd.grad(flashattn.flash_attn_func(q, k, v).square().sum(), q, create_graph=True)
+    with pytest.raises(RuntimeError):
+        gq.sum().backward()
