@@ -21,7 +21,7 @@ cudaLaunchKernel) measured by fa_host_overhead; pass --host-bench PATH/TO/fa_hos
 table is printed first) or --raw-us X. The issue's goal: flash_attn_func's "over raw" <= 5 us.
 
 Usage: python bench/python_overhead.py [--device cuda|cpu] [--iters N] [--batch K] [--shape B,Nq,Nk,H,D]
-                                       [--host-bench PATH] [--raw-us X]
+                                       [--host-bench PATH] [--raw-us X] [--threads T]
 On CPU (no GPU) the numbers include the CPU backend's tiny compute; use them as a proxy for the
 Python-side cost only.
 """
@@ -73,7 +73,11 @@ def main():
     ap.add_argument("--shape", default="1,1,16,2,128", help="batch,seqlen_q,seqlen_k,heads,head_dim")
     ap.add_argument("--host-bench", help="path of fa_host_overhead: run it and take the raw launch from it")
     ap.add_argument("--raw-us", type=float, help="host us of a raw kernel launch, if measured elsewhere")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="CPU only: torch.set_num_threads (the torch layer passes it to the CPU backend); 1 keeps "
+                         "thread wake-ups out of a per-call measurement")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     raw = args.raw_us
     if args.host_bench:
         raw = raw_from_host_bench(args.host_bench, args.shape, args.iters) or raw
@@ -94,6 +98,7 @@ def main():
     gt = g.transpose(1, 2)
     one = torch.zeros(1, device=dev)
     causal = nq > 1
+    threads = 0 if dev.type == "cuda" else torch.get_num_threads()
     descs = (_torch._desc(q, "q"), _torch._desc(k, "k"), _torch._desc(v, "v"))
 
     def via_ops():
@@ -113,9 +118,9 @@ def main():
 
     rows = [
         ("_C.forward_raw", lambda: _C.forward_raw(*descs, out.data_ptr(), lse.data_ptr(), 0.0, causal, -1, -1, 0.0,
-                                                  False, stream, 0, 0)),
-        ("_C.forward (DLPack)", lambda: _C.forward(q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False, 0, 0, 0, stream,
-                                                   None)),
+                                                  False, threads, stream, 0, 0)),
+        ("_C.forward (DLPack)", lambda: _C.forward(q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False, 0, 0, threads,
+                                                   stream, None)),
         ("_fwd_impl", lambda: _torch._fwd_impl(q, k, v, 0.0, causal, -1, -1, 0.0, False)),
         ("torch.ops.flashattn.fwd", lambda: torch.ops.flashattn.fwd(q, k, v, 0.0, causal, -1, -1, 0.0, False)),
         ("flash_attn_func", lambda: flashattn.flash_attn_func(q, k, v, causal=causal)),
@@ -131,7 +136,11 @@ def main():
           f"iters={args.iters} batch={args.batch} torch={torch.__version__}")
     print(f"{'layer':36s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}")
     for name, fn in rows:
-        host, wall = bench(fn, args.iters, args.batch, sync)
+        try:
+            host, wall = bench(fn, args.iters, args.batch, sync)
+        except Exception as e:  # one layer failing (e.g. an unsupported shape) must not hide the rest
+            print(f"{name:36s} failed: {type(e).__name__}: {e}")
+            continue
         over = f"{host - raw:+9.2f}" if raw is not None else f"{'-':>9s}"
         print(f"{name:36s} {host:9.2f} {wall:9.2f} {over}")
     if raw is None:

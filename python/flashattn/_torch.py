@@ -61,8 +61,13 @@ except AttributeError:  # pragma: no cover - torch without CUDA support
         return torch.cuda.current_stream(index).cuda_stream
 
 
-def _stream(desc) -> int:
-    return 0 if desc[2] < 0 else _raw_stream(desc[2])
+_get_num_threads = torch.get_num_threads
+
+
+def _exec(desc):
+    """(num_threads, stream) for a call on desc's device: torch's current stream on CUDA; on the
+    CPU, torch's intra-op thread count, so torch.set_num_threads governs the CPU backend too."""
+    return (0, _raw_stream(desc[2])) if desc[2] >= 0 else (_get_num_threads(), 0)
 
 
 def _last_dim_contiguous(x: Tensor) -> Tensor:
@@ -100,7 +105,7 @@ def _fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, softcap
         lse = None
     dq = _desc(q, "q")
     args = (dq, _desc(k, "k"), _desc(v, "v"), out.data_ptr(), 0 if lse is None else lse.data_ptr(), softmax_scale,
-            causal, window_left, window_right, softcap, deterministic, _stream(dq))
+            causal, window_left, window_right, softcap, deterministic, *_exec(dq))
     need = _C.forward_raw(*args, 0, 0)
     if need:  # the call did not run: it needs this much scratch, from torch's allocator
         ws = _workspace(need, q)
@@ -117,7 +122,7 @@ def _bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, windo
     qd = _desc(q, "q")
     args = (qd, _desc(k, "k"), _desc(v, "v"), _desc(out, "out"), _desc(lse, "lse"), _desc(dout, "dout"),
             dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale, causal, window_left, window_right, softcap,
-            deterministic, _stream(qd))
+            deterministic, *_exec(qd))
     need = _C.backward_raw(*args, 0, 0)
     if need:
         ws = _workspace(need, q)
@@ -140,7 +145,7 @@ def _varlen_fwd_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     args = (qd, _desc(k, "k"), _desc(v, "v"), _desc(cu_seqlens_q, "cu_seqlens_q"),
             _desc(cu_seqlens_k, "cu_seqlens_k"), used, max_seqlen_q, max_seqlen_k, out.data_ptr(),
             0 if lse is None else lse.data_ptr(), softmax_scale, causal, window_left, window_right, softcap,
-            deterministic, _stream(qd))
+            deterministic, *_exec(qd))
     need = _C.varlen_forward_raw(*args, 0, 0)
     if need:
         ws = _workspace(need, q)
@@ -159,7 +164,7 @@ def _varlen_bwd_impl(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_se
     args = (qd, _desc(k, "k"), _desc(v, "v"), _desc(cu_seqlens_q, "cu_seqlens_q"),
             _desc(cu_seqlens_k, "cu_seqlens_k"), used, max_seqlen_q, max_seqlen_k, _desc(out, "out"),
             _desc(lse, "lse"), _desc(dout, "dout"), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale,
-            causal, window_left, window_right, softcap, deterministic, _stream(qd))
+            causal, window_left, window_right, softcap, deterministic, *_exec(qd))
     need = _C.varlen_backward_raw(*args, 0, 0)
     if need:
         ws = _workspace(need, q)

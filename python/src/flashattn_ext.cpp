@@ -330,7 +330,7 @@ struct RawVarlen {
 };
 
 fa_options raw_options(float scale, bool causal, int window_left, int window_right, float softcap,
-                       bool deterministic, uintptr_t stream, uintptr_t ws, size_t ws_bytes) {
+                       bool deterministic, int num_threads, uintptr_t stream, uintptr_t ws, size_t ws_bytes) {
   fa_options o;
   fa_options_init(&o);
   o.softmax_scale = scale;
@@ -339,6 +339,7 @@ fa_options raw_options(float scale, bool causal, int window_left, int window_rig
   o.window_right = window_right;
   o.softcap = softcap;
   o.deterministic = deterministic ? 1 : 0;
+  o.num_threads = num_threads;
   o.stream = reinterpret_cast<void*>(stream);
   o.workspace = reinterpret_cast<void*>(ws);
   o.workspace_bytes = ws_bytes;
@@ -347,9 +348,9 @@ fa_options raw_options(float scale, bool causal, int window_left, int window_rig
 
 #define FA_RAW_OPTION_PARAMS                                                                   \
   float scale, bool causal, int window_left, int window_right, float softcap, bool deterministic, \
-      uintptr_t stream, uintptr_t ws, size_t ws_bytes
+      int num_threads, uintptr_t stream, uintptr_t ws, size_t ws_bytes
 #define FA_RAW_OPTION_ARGS \
-  scale, causal, window_left, window_right, softcap, deterministic, stream, ws, ws_bytes
+  scale, causal, window_left, window_right, softcap, deterministic, num_threads, stream, ws, ws_bytes
 
 // Workspace protocol of the *_raw calls: called with ws = 0, a call that needs workspace returns
 // the bytes it needs and launches nothing; the caller allocates (in its framework's allocator,
