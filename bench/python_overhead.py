@@ -1,7 +1,7 @@
 """Per-call host overhead of each Python layer, at a shape small enough that the kernel is negligible.
 
 Rows, thinnest first (all forward unless named):
-  _C.forward_raw            extension + C ABI only: descriptors prebuilt, outputs preallocated
+  _C.torch_forward          extension + C ABI: tensors read in C++, outputs preallocated
   _C.forward (DLPack)       the framework-neutral binding on the same tensors (4 DLPack exports)
   _fwd_impl                 + descriptors from the tensors, torch allocation of out/lse, stream query
   torch.ops.flashattn.fwd   + the torch.library custom-op dispatcher (the torch.compile path)
@@ -99,7 +99,7 @@ def main():
     one = torch.zeros(1, device=dev)
     causal = nq > 1
     threads = 0 if dev.type == "cuda" else torch.get_num_threads()
-    descs = (_torch._desc(q, "q"), _torch._desc(k, "k"), _torch._desc(v, "v"))
+    out_ptr, lse_ptr = out.data_ptr(), lse.data_ptr()
 
     def via_ops():
         _torch._FORCE_OPS = True
@@ -117,8 +117,8 @@ def main():
         torch.autograd.grad(o, (qtg, ktg, vtg), gt)
 
     rows = [
-        ("_C.forward_raw", lambda: _C.forward_raw(*descs, out.data_ptr(), lse.data_ptr(), 0.0, causal, -1, -1, 0.0,
-                                                  False, threads, stream, 0, 0)),
+        ("_C.torch_forward", lambda: _C.torch_forward(q, k, v, out_ptr, lse_ptr, 0.0, causal, -1, -1, 0.0, False, 0,
+                                                      0)),
         ("_C.forward (DLPack)", lambda: _C.forward(q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False, 0, 0, threads,
                                                    stream, None)),
         ("_fwd_impl", lambda: _torch._fwd_impl(q, k, v, 0.0, causal, -1, -1, 0.0, False)),

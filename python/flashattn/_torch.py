@@ -11,8 +11,8 @@ Two paths to the same implementation functions (_fwd_impl, _bwd_impl, _varlen_*_
   implementation, same allocator, same stream.
 Either way every output and the workspace come from torch's allocator and the kernels run on
 torch's current stream, which is what CUDA-graph capture needs: nothing inside a call allocates
-or synchronises on its own. Tensors reach the extension as plain tuples, not DLPack (see
-flashattn_ext.cpp); FLASHATTN_EAGER_OPS=1 routes eager calls through the custom ops too (for
+or synchronises on its own. Tensors reach the extension as themselves, read through their
+attributes in C++, not through DLPack (see flashattn_ext.cpp); FLASHATTN_EAGER_OPS=1 routes eager calls through the custom ops too (for
 A/B measurements of what the direct path saves).
 """
 
@@ -28,28 +28,10 @@ from ._core import check_window, scale_arg
 
 Tensor = torch.Tensor
 
-# fa_dtype codes (flashattn.h).
+# fa_dtype codes (flashattn.h), and the torch objects the extension reads tensors with.
 _FA_DTYPE = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.int32: 4}
 if hasattr(torch, "float8_e4m3fn"):
     _FA_DTYPE[torch.float8_e4m3fn] = 3
-
-
-def _desc(t: Tensor, name: str):
-    """The extension's tensor descriptor: (data_ptr, dtype code, device index or -1 for CPU,
-    shape, strides). Raises the errors the DLPack path raised for dtypes/devices the C ABI has
-    no code for."""
-    code = _FA_DTYPE.get(t.dtype)
-    if code is None:
-        raise TypeError(f"{name}: unsupported dtype {str(t.dtype).replace('torch.', '')} (flashattn takes float16, "
-                        "bfloat16, float32, float8_e4m3fn; int32 for cu_seqlens)")
-    if t.is_cuda:
-        dev = t.get_device()
-    elif t.is_cpu:
-        dev = -1
-    else:
-        raise ValueError(f"{name}: unsupported device {t.device} (flashattn takes CPU or CUDA tensors)")
-    return (t.data_ptr(), code, dev, t.shape, t.stride())
-
 
 try:
     # The raw-pointer query inductor's generated code uses; a fraction of the cost of
@@ -61,19 +43,15 @@ except AttributeError:  # pragma: no cover - torch without CUDA support
         return torch.cuda.current_stream(index).cuda_stream
 
 
-_get_num_threads = torch.get_num_threads
-
-
-def _exec(desc):
-    """(num_threads, stream) for a call on desc's device: torch's current stream on CUDA; on the
-    CPU, torch's intra-op thread count, so torch.set_num_threads governs the CPU backend too."""
-    return (0, _raw_stream(desc[2])) if desc[2] >= 0 else (_get_num_threads(), 0)
+# The CPU backend runs with torch's intra-op thread count (torch.set_num_threads governs both).
+_C.torch_setup(_FA_DTYPE, _raw_stream, torch.get_num_threads)
 
 
 def _last_dim_contiguous(x: Tensor) -> Tensor:
     # flash_attn's convention: only a non-contiguous last dimension forces a copy; other strides
     # (e.g. q/k/v sliced out of a packed qkv, or transformers' transposed heads) pass as they are.
-    return x if x.stride(-1) == 1 else x.contiguous()
+    # is_contiguous() first: the common case, and cheaper than stride(-1).
+    return x if x.is_contiguous() or x.stride(-1) == 1 else x.contiguous()
 
 
 def _check_rank(x: Tensor, want: int, name: str):
@@ -103,13 +81,12 @@ def _fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, softcap
         lse = q.new_empty((b, h, nq), dtype=torch.float32)
     else:
         lse = None
-    dq = _desc(q, "q")
-    args = (dq, _desc(k, "k"), _desc(v, "v"), out.data_ptr(), 0 if lse is None else lse.data_ptr(), softmax_scale,
-            causal, window_left, window_right, softcap, deterministic, *_exec(dq))
-    need = _C.forward_raw(*args, 0, 0)
+    args = (q, k, v, out.data_ptr(), 0 if lse is None else lse.data_ptr(), softmax_scale, causal, window_left,
+            window_right, softcap, deterministic)
+    need = _C.torch_forward(*args, 0, 0)
     if need:  # the call did not run: it needs this much scratch, from torch's allocator
         ws = _workspace(need, q)
-        _C.forward_raw(*args, ws.data_ptr(), need)
+        _C.torch_forward(*args, ws.data_ptr(), need)
     return out, lse
 
 
@@ -119,14 +96,12 @@ def _bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, windo
     q, k, v, out = (_last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v),
                     _last_dim_contiguous(out))
     dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
-    qd = _desc(q, "q")
-    args = (qd, _desc(k, "k"), _desc(v, "v"), _desc(out, "out"), _desc(lse, "lse"), _desc(dout, "dout"),
-            dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale, causal, window_left, window_right, softcap,
-            deterministic, *_exec(qd))
-    need = _C.backward_raw(*args, 0, 0)
+    args = (q, k, v, out, lse, dout, dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale, causal,
+            window_left, window_right, softcap, deterministic)
+    need = _C.torch_backward(*args, 0, 0)
     if need:
         ws = _workspace(need, q)
-        _C.backward_raw(*args, ws.data_ptr(), need)
+        _C.torch_backward(*args, ws.data_ptr(), need)
     return dq, dk, dv
 
 
@@ -140,16 +115,13 @@ def _varlen_fwd_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
         lse = q.new_empty((h, total_q), dtype=torch.float32)
     else:
         lse = None
-    qd = _desc(q, "q")
-    used = () if seqused_k is None else _desc(seqused_k, "seqused_k")
-    args = (qd, _desc(k, "k"), _desc(v, "v"), _desc(cu_seqlens_q, "cu_seqlens_q"),
-            _desc(cu_seqlens_k, "cu_seqlens_k"), used, max_seqlen_q, max_seqlen_k, out.data_ptr(),
-            0 if lse is None else lse.data_ptr(), softmax_scale, causal, window_left, window_right, softcap,
-            deterministic, *_exec(qd))
-    need = _C.varlen_forward_raw(*args, 0, 0)
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_seqlen_q,
+            max_seqlen_k, out.data_ptr(), 0 if lse is None else lse.data_ptr(), softmax_scale, causal, window_left,
+            window_right, softcap, deterministic)
+    need = _C.torch_varlen_forward(*args, 0, 0)
     if need:
         ws = _workspace(need, q)
-        _C.varlen_forward_raw(*args, ws.data_ptr(), need)
+        _C.torch_varlen_forward(*args, ws.data_ptr(), need)
     return out, lse
 
 
@@ -159,16 +131,13 @@ def _varlen_bwd_impl(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_se
     q, k, v, out = (_last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v),
                     _last_dim_contiguous(out))
     dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
-    qd = _desc(q, "q")
-    used = () if seqused_k is None else _desc(seqused_k, "seqused_k")
-    args = (qd, _desc(k, "k"), _desc(v, "v"), _desc(cu_seqlens_q, "cu_seqlens_q"),
-            _desc(cu_seqlens_k, "cu_seqlens_k"), used, max_seqlen_q, max_seqlen_k, _desc(out, "out"),
-            _desc(lse, "lse"), _desc(dout, "dout"), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale,
-            causal, window_left, window_right, softcap, deterministic, *_exec(qd))
-    need = _C.varlen_backward_raw(*args, 0, 0)
+    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_seqlen_q,
+            max_seqlen_k, out, lse, dout, dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale, causal,
+            window_left, window_right, softcap, deterministic)
+    need = _C.torch_varlen_backward(*args, 0, 0)
     if need:
         ws = _workspace(need, q)
-        _C.varlen_backward_raw(*args, ws.data_ptr(), need)
+        _C.torch_varlen_backward(*args, ws.data_ptr(), need)
     return dq, dk, dv
 
 

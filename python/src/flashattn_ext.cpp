@@ -7,12 +7,14 @@
 // and workspace is the caller's job (the Python layer), so CUDA-graph capture and framework
 // allocators work unchanged; the library is told the stream and the workspace explicitly.
 //
-// Two ways in: the DLPack functions (forward, backward, ...) serve any array library; the *_raw
-// functions serve the torch layer's hot path, which hands each tensor over as a plain tuple
-// (data_ptr, dtype code, device index, shape, strides). Exporting a torch tensor through DLPack
+// Two ways in: the DLPack functions (forward, backward, ...) serve any array library; the torch_*
+// functions serve the torch layer's hot path and read each torch tensor's dtype, device,
+// data_ptr, shape and stride() through the C API. Exporting a torch tensor through DLPack
 // allocates a capsule and a managed tensor per argument, several microseconds per call at small
-// shapes; the tuple costs a few attribute reads. Outputs the torch layer allocates itself
-// (contiguous, in torch's allocator) cross as bare pointers and are described here.
+// shapes; the attribute reads cost a fraction of that, and doing them here rather than in Python
+// saves the interpreter's share. Outputs the torch layer allocates itself (contiguous, in torch's
+// allocator) cross as bare pointers and are described here. No torch header or library is used:
+// torch_setup hands over the few torch objects needed, so one wheel still serves every torch.
 #include <flashattn/flashattn.h>
 
 #include <nanobind/nanobind.h>
@@ -256,34 +258,118 @@ int64_t as_i64(PyObject* o) {
   return int64_t(v);
 }
 
-// (data_ptr, dtype code, device index (-1: CPU), shape, strides) -> fa_tensor. The Python layer
-// has already turned unknown dtypes and devices into errors naming the argument; shape and
-// strides are tuples (torch.Size is one).
-fa_tensor raw_tensor(nb::handle desc, const char* name) {
-  PyObject* d = desc.ptr();
-  if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 5)
-    raise(PyExc_TypeError, std::string(name) + ": internal error: expected a 5-tuple descriptor");
-  fa_tensor t{};
-  t.data = reinterpret_cast<void*>(uintptr_t(PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(d, 0))));
-  if (PyErr_Occurred()) throw nb::python_error();
-  t.dtype = fa_dtype(as_i64(PyTuple_GET_ITEM(d, 1)));
-  const int64_t dev = as_i64(PyTuple_GET_ITEM(d, 2));
-  t.device = dev < 0 ? FA_DEVICE_CPU : FA_DEVICE_CUDA;
-  t.device_id = dev < 0 ? 0 : int(dev);
-  PyObject* shape = PyTuple_GET_ITEM(d, 3);
-  PyObject* strides = PyTuple_GET_ITEM(d, 4);
-  if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides))
-    raise(PyExc_TypeError, std::string(name) + ": internal error: bad shape/strides in descriptor");
-  const Py_ssize_t rank = PyTuple_GET_SIZE(shape);
+// What the torch glue needs from torch, handed over once by flashattn._torch at import
+// (torch_setup) so the extension never links or includes torch: the dtype -> fa_dtype map, the
+// current-raw-stream function and torch.get_num_threads. Attribute names are interned once.
+struct TorchGlue {
+  PyObject* dtype_codes = nullptr;
+  PyObject* raw_stream = nullptr;
+  PyObject* num_threads = nullptr;
+  PyObject *s_dtype = nullptr, *s_is_cuda, *s_is_cpu, *s_get_device, *s_data_ptr, *s_shape, *s_stride, *s_device;
+};
+
+TorchGlue& glue() {
+  static TorchGlue g;  // references held for the process's life, like the module itself
+  return g;
+}
+
+void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num_threads) {
+  TorchGlue& g = glue();
+  g.dtype_codes = dtype_codes.inc_ref().ptr();
+  g.raw_stream = raw_stream.inc_ref().ptr();
+  g.num_threads = num_threads.inc_ref().ptr();
+  g.s_dtype = PyUnicode_InternFromString("dtype");
+  g.s_is_cuda = PyUnicode_InternFromString("is_cuda");
+  g.s_is_cpu = PyUnicode_InternFromString("is_cpu");
+  g.s_get_device = PyUnicode_InternFromString("get_device");
+  g.s_data_ptr = PyUnicode_InternFromString("data_ptr");
+  g.s_shape = PyUnicode_InternFromString("shape");
+  g.s_stride = PyUnicode_InternFromString("stride");
+  g.s_device = PyUnicode_InternFromString("device");
+}
+
+nb::object get_attr(PyObject* o, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(o, name);
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
+nb::object call_method(PyObject* o, PyObject* name) {
+  PyObject* r = PyObject_CallMethodNoArgs(o, name);
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
+std::string str_of(PyObject* o) {
+  nb::str s = nb::str(nb::handle(o));
+  std::string r = s.c_str();
+  if (r.rfind("torch.", 0) == 0) r = r.substr(6);
+  return r;
+}
+
+// A torch tensor -> fa_tensor, read through its Python attributes (no DLPack capsule). Errors for
+// what the C ABI has no code for (dtype, device kind) are raised here, naming the argument; the
+// rest is left to the library's validation, as in to_fa.
+fa_tensor torch_tensor(nb::handle h, const char* name) {
+  const TorchGlue& g = glue();
+  if (!g.s_dtype) raise(PyExc_RuntimeError, "flashattn._C: torch_setup was not called");
+  PyObject* t = h.ptr();
+  fa_tensor r{};
+  {
+    nb::object dt = get_attr(t, g.s_dtype);
+    PyObject* code = PyDict_GetItemWithError(g.dtype_codes, dt.ptr());  // borrowed
+    if (!code) {
+      if (PyErr_Occurred()) throw nb::python_error();
+      raise(PyExc_TypeError, std::string(name) + ": unsupported dtype " + str_of(dt.ptr()) +
+                                 " (flashattn takes float16, bfloat16, float32, float8_e4m3fn; int32 for cu_seqlens)");
+    }
+    r.dtype = fa_dtype(as_i64(code));
+  }
+  if (get_attr(t, g.s_is_cuda).ptr() == Py_True) {
+    r.device = FA_DEVICE_CUDA;
+    r.device_id = int(as_i64(call_method(t, g.s_get_device).ptr()));
+  } else if (get_attr(t, g.s_is_cpu).ptr() == Py_True) {
+    r.device = FA_DEVICE_CPU;
+  } else {
+    raise(PyExc_ValueError, std::string(name) + ": unsupported device " + str_of(get_attr(t, g.s_device).ptr()) +
+                                " (flashattn takes CPU or CUDA tensors)");
+  }
+  {
+    nb::object p = call_method(t, g.s_data_ptr);
+    r.data = reinterpret_cast<void*>(uintptr_t(PyLong_AsUnsignedLongLong(p.ptr())));
+    if (PyErr_Occurred()) throw nb::python_error();
+  }
+  nb::object shape = get_attr(t, g.s_shape), strides = call_method(t, g.s_stride);
+  if (!PyTuple_Check(shape.ptr()) || !PyTuple_Check(strides.ptr()) ||
+      PyTuple_GET_SIZE(shape.ptr()) != PyTuple_GET_SIZE(strides.ptr()))
+    raise(PyExc_TypeError, std::string(name) + ": shape/stride() are not tuples of one length");
+  const Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
   if (rank < 1 || rank > FA_MAX_RANK)
     raise(PyExc_ValueError, std::string(name) + ": expected rank in [1, " + std::to_string(FA_MAX_RANK) +
                                 "], got " + std::to_string(rank));
-  t.rank = int(rank);
+  r.rank = int(rank);
   for (Py_ssize_t i = 0; i < rank; ++i) {
-    t.shape[i] = as_i64(PyTuple_GET_ITEM(shape, i));
-    t.strides[i] = as_i64(PyTuple_GET_ITEM(strides, i));
+    r.shape[i] = as_i64(PyTuple_GET_ITEM(shape.ptr(), i));
+    r.strides[i] = as_i64(PyTuple_GET_ITEM(strides.ptr(), i));
   }
-  return t;
+  return r;
+}
+
+// Where a torch call runs: torch's current stream on q's CUDA device; on the CPU, torch's
+// intra-op thread count, so torch.set_num_threads governs the CPU backend too.
+void torch_exec(const fa_tensor& q, fa_options* o) {
+  const TorchGlue& g = glue();
+  if (q.device == FA_DEVICE_CUDA) {
+    nb::object dev = nb::int_(q.device_id);
+    nb::object s = nb::steal(PyObject_CallOneArg(g.raw_stream, dev.ptr()));
+    if (!s.is_valid()) throw nb::python_error();
+    o->stream = reinterpret_cast<void*>(uintptr_t(PyLong_AsUnsignedLongLong(s.ptr())));
+    if (PyErr_Occurred()) throw nb::python_error();
+  } else {
+    nb::object n = nb::steal(PyObject_CallNoArgs(g.num_threads));
+    if (!n.is_valid()) throw nb::python_error();
+    o->num_threads = int(as_i64(n.ptr()));
+  }
 }
 
 // A contiguous tensor the caller allocated: `like`'s place, the given dtype and shape.
@@ -309,18 +395,18 @@ fa_tensor contiguous_like(const fa_tensor& like, uintptr_t ptr) {
   return t;
 }
 
-// Varlen descriptor from raw tuples; seqused_k is () when absent (nanobind's positional handles
-// refuse None without per-argument annotations).
+// Varlen descriptor from torch tensors; seqused_k is () when absent (nanobind's positional
+// handles refuse None without per-argument annotations).
 struct RawVarlen {
   fa_tensor cu_q{}, cu_k{}, used_k{};
   fa_varlen vl{};
   RawVarlen(nb::handle cu_seqlens_q, nb::handle cu_seqlens_k, nb::handle seqused_k, int64_t max_q, int64_t max_k) {
-    cu_q = raw_tensor(cu_seqlens_q, "cu_seqlens_q");
-    cu_k = raw_tensor(cu_seqlens_k, "cu_seqlens_k");
+    cu_q = torch_tensor(cu_seqlens_q, "cu_seqlens_q");
+    cu_k = torch_tensor(cu_seqlens_k, "cu_seqlens_k");
     vl.cu_seqlens_q = &cu_q;
     vl.cu_seqlens_k = &cu_k;
     if (!(PyTuple_Check(seqused_k.ptr()) && PyTuple_GET_SIZE(seqused_k.ptr()) == 0)) {
-      used_k = raw_tensor(seqused_k, "seqused_k");
+      used_k = torch_tensor(seqused_k, "seqused_k");
       vl.seqused_k = &used_k;
     }
     vl.max_seqlen_q = max_q;
@@ -330,7 +416,7 @@ struct RawVarlen {
 };
 
 fa_options raw_options(float scale, bool causal, int window_left, int window_right, float softcap,
-                       bool deterministic, int num_threads, uintptr_t stream, uintptr_t ws, size_t ws_bytes) {
+                       bool deterministic, uintptr_t ws, size_t ws_bytes) {
   fa_options o;
   fa_options_init(&o);
   o.softmax_scale = scale;
@@ -339,8 +425,6 @@ fa_options raw_options(float scale, bool causal, int window_left, int window_rig
   o.window_right = window_right;
   o.softcap = softcap;
   o.deterministic = deterministic ? 1 : 0;
-  o.num_threads = num_threads;
-  o.stream = reinterpret_cast<void*>(stream);
   o.workspace = reinterpret_cast<void*>(ws);
   o.workspace_bytes = ws_bytes;
   return o;
@@ -348,11 +432,10 @@ fa_options raw_options(float scale, bool causal, int window_left, int window_rig
 
 #define FA_RAW_OPTION_PARAMS                                                                   \
   float scale, bool causal, int window_left, int window_right, float softcap, bool deterministic, \
-      int num_threads, uintptr_t stream, uintptr_t ws, size_t ws_bytes
-#define FA_RAW_OPTION_ARGS \
-  scale, causal, window_left, window_right, softcap, deterministic, num_threads, stream, ws, ws_bytes
+      uintptr_t ws, size_t ws_bytes
+#define FA_RAW_OPTION_ARGS scale, causal, window_left, window_right, softcap, deterministic, ws, ws_bytes
 
-// Workspace protocol of the *_raw calls: called with ws = 0, a call that needs workspace returns
+// Workspace protocol of the torch_* calls: called with ws = 0, a call that needs workspace returns
 // the bytes it needs and launches nothing; the caller allocates (in its framework's allocator,
 // which CUDA-graph capture requires) and calls again with it. A call that needs none (most
 // forwards) launches at once: one crossing, no size query from Python, no cache to key.
@@ -378,35 +461,37 @@ size_t run_raw(const fa_tensor& q, const fa_options& o, Query&& query, Launch&& 
   return need;
 }
 
-size_t forward_raw(nb::handle q, nb::handle k, nb::handle v, uintptr_t out, uintptr_t lse, FA_RAW_OPTION_PARAMS) {
-  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v");
+size_t torch_forward(nb::handle q, nb::handle k, nb::handle v, uintptr_t out, uintptr_t lse, FA_RAW_OPTION_PARAMS) {
+  const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v");
   fa_tensor to = contiguous_like(tq, out);
   fa_tensor tl{};
   if (lse) {
     if (tq.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(tq.rank));
     tl = contiguous_like(tq, lse, FA_DTYPE_FLOAT32, {tq.shape[0], tq.shape[2], tq.shape[1]});
   }
-  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  torch_exec(tq, &o);
   return run_raw(
       tq, o, [&](size_t* need) { return fa_forward_workspace_size(&tq, &tk, &tv, nullptr, &o, need); },
       [&] { return fa_forward(&tq, &tk, &tv, &to, lse ? &tl : nullptr, &o); });
 }
 
-size_t backward_raw(nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse, nb::handle dout,
+size_t torch_backward(nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse, nb::handle dout,
                     uintptr_t dq, uintptr_t dk, uintptr_t dv, FA_RAW_OPTION_PARAMS) {
-  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v"),
-                  to = raw_tensor(out, "out"), tl = raw_tensor(lse, "lse"), tdo = raw_tensor(dout, "dout");
+  const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v"),
+                  to = torch_tensor(out, "out"), tl = torch_tensor(lse, "lse"), tdo = torch_tensor(dout, "dout");
   fa_tensor tdq = contiguous_like(tq, dq), tdk = contiguous_like(tk, dk), tdv = contiguous_like(tv, dv);
-  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  torch_exec(tq, &o);
   return run_raw(
       tq, o, [&](size_t* need) { return fa_backward_workspace_size(&tq, &tk, &tv, nullptr, &o, need); },
       [&] { return fa_backward(&tq, &tk, &tv, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o); });
 }
 
-size_t varlen_forward_raw(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
+size_t torch_varlen_forward(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
                           nb::handle seqused_k, int64_t max_seqlen_q, int64_t max_seqlen_k, uintptr_t out,
                           uintptr_t lse, FA_RAW_OPTION_PARAMS) {
-  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v");
+  const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v");
   const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
   fa_tensor to = contiguous_like(tq, out);
   fa_tensor tl{};
@@ -414,21 +499,23 @@ size_t varlen_forward_raw(nb::handle q, nb::handle k, nb::handle v, nb::handle c
     if (tq.rank != 3) raise(PyExc_ValueError, "q: expected rank 3, got " + std::to_string(tq.rank));
     tl = contiguous_like(tq, lse, FA_DTYPE_FLOAT32, {tq.shape[1], tq.shape[0]});
   }
-  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  torch_exec(tq, &o);
   return run_raw(
       tq, o, [&](size_t* need) { return fa_forward_workspace_size(&tq, &tk, &tv, &vl.vl, &o, need); },
       [&] { return fa_varlen_forward(&tq, &tk, &tv, &vl.vl, &to, lse ? &tl : nullptr, &o); });
 }
 
-size_t varlen_backward_raw(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
+size_t torch_varlen_backward(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
                            nb::handle cu_seqlens_k, nb::handle seqused_k, int64_t max_seqlen_q,
                            int64_t max_seqlen_k, nb::handle out, nb::handle lse, nb::handle dout, uintptr_t dq,
                            uintptr_t dk, uintptr_t dv, FA_RAW_OPTION_PARAMS) {
-  const fa_tensor tq = raw_tensor(q, "q"), tk = raw_tensor(k, "k"), tv = raw_tensor(v, "v"),
-                  to = raw_tensor(out, "out"), tl = raw_tensor(lse, "lse"), tdo = raw_tensor(dout, "dout");
+  const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v"),
+                  to = torch_tensor(out, "out"), tl = torch_tensor(lse, "lse"), tdo = torch_tensor(dout, "dout");
   const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
   fa_tensor tdq = contiguous_like(tq, dq), tdk = contiguous_like(tk, dk), tdv = contiguous_like(tv, dv);
-  const fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
+  torch_exec(tq, &o);
   return run_raw(
       tq, o, [&](size_t* need) { return fa_backward_workspace_size(&tq, &tk, &tv, &vl.vl, &o, need); },
       [&] { return fa_varlen_backward(&tq, &tk, &tv, &vl.vl, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o); });
@@ -470,12 +557,14 @@ NB_MODULE(_C, m) {
         nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"),
         nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
 
-  // The torch fast path (see the top of this file): tensors as 5-tuples, outputs as pointers,
-  // options positional; returns the workspace bytes still needed (0: the call ran).
-  m.def("forward_raw", &forward_raw);
-  m.def("backward_raw", &backward_raw);
-  m.def("varlen_forward_raw", &varlen_forward_raw);
-  m.def("varlen_backward_raw", &varlen_backward_raw);
+  // The torch fast path (see the top of this file): torch tensors read through their attributes,
+  // outputs as pointers, options positional; returns the workspace bytes still needed (0: the
+  // call ran).
+  m.def("torch_setup", &torch_setup);
+  m.def("torch_forward", &torch_forward);
+  m.def("torch_backward", &torch_backward);
+  m.def("torch_varlen_forward", &torch_varlen_forward);
+  m.def("torch_varlen_backward", &torch_varlen_backward);
 
   m.def("version", [] { return std::string(fa_version()); });
   m.def("build_info", [] { return std::string(fa_build_info()); });

@@ -305,9 +305,9 @@ def test_workspace_protocol_allocates_and_retries(monkeypatch):
             return getattr(_C, name)
 
         @staticmethod
-        def backward_raw(*args):
+        def torch_backward(*args):
             calls.append(args[-2:])
-            return 4096 if args[-2] == 0 else _C.backward_raw(*args[:-2], 0, 0)
+            return 4096 if args[-2] == 0 else _C.torch_backward(*args[:-2], 0, 0)
 
     monkeypatch.setattr(_torch, "_C", AskOnce())
     q, k, v = _qkv()
