@@ -73,10 +73,11 @@ def _workspace(need: int, like: Tensor) -> Tensor:
 # ------------------------------------------------------------------------------------------------
 def _fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, softcap, deterministic, want_lse=True):
     # want_lse=False (inference without return_attn_probs) saves an allocation; lse is then None.
-    _check_rank(q, 4, "q")
+    # Without lse the library's validation reports a wrong rank (same message).
     q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
     out = _empty_like(q)
     if want_lse:
+        _check_rank(q, 4, "q")
         b, nq, h, _ = q.shape
         lse = q.new_empty((b, h, nq), dtype=torch.float32)
     else:
@@ -107,10 +108,10 @@ def _bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, windo
 
 def _varlen_fwd_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
                      window_left, window_right, softcap, deterministic, seqused_k, want_lse=True):
-    _check_rank(q, 3, "q")
     q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
     out = _empty_like(q)
     if want_lse:
+        _check_rank(q, 3, "q")
         total_q, h, _ = q.shape
         lse = q.new_empty((h, total_q), dtype=torch.float32)
     else:
