@@ -381,6 +381,24 @@ TEST(CpuBackward, SeqUsedK) {
     for (int ch = 0; ch < 32; ++ch) ASSERT_EQ(dk_ours[size_t(r * 32 + ch)], 0.0) << r;
 }
 
+// No query rows at all: the LSE is empty (its pointer may be null, as an empty framework tensor's
+// is) and is never read; every key's gradient is exactly 0.
+TEST(CpuBackward, NoQueriesNeedsNoLse) {
+  CaseSpec c;
+  c.varlen_q = {0, 0};
+  c.varlen_k = {5, 7};
+  c.heads_q = 2;
+  c.heads_kv = 2;
+  c.head_dim = 32;
+  c.backward = true;
+  test::Problem pr = test::make_problem(c, test::fresh_seed());
+  pr.p.lse = nullptr;
+  const core::Status st = cpu::backward(pr.p);
+  ASSERT_TRUE(st.ok()) << st.message;
+  for (test::Tensor t : {test::Tensor::DK, test::Tensor::DV})
+    for (double x : test::read_dense(pr, t)) ASSERT_EQ(x, 0.0);
+}
+
 // Rows that see no key contribute nothing and get dQ = 0 exactly.
 TEST(CpuBackward, FullyMaskedRowsHaveZeroGradient) {
   CaseSpec c = shape(100, 30, 64, 2, 1);
