@@ -8,7 +8,7 @@
 # prints a short summary table last.
 #
 # Environment (all optional):
-#   STAGES        comma list of build,test,sanitize,bench,python   (default: all)
+#   STAGES        comma list of build,test,sanitize,bench,python,overhead   (default: all)
 #   TEST_FILTER   gtest filter for the test stage                   (default: *)
 #   SAN_FILTER    gtest filter for memcheck                         (default: Quick/*)
 #   SAN_FILTER_RACE  filter for racecheck/synccheck (slower tools)  (default: Quick/*_auto:Quick/*_fa2)
@@ -23,7 +23,7 @@ set -uo pipefail
 
 OUT=${1:-${OUT:-/tmp/fa_check_out}}
 mkdir -p "$OUT"
-STAGES=${STAGES:-build,test,sanitize,bench,python}
+STAGES=${STAGES:-build,test,sanitize,bench,python,overhead}
 TEST_FILTER=${TEST_FILTER:-*}
 SAN_FILTER=${SAN_FILTER:-Quick/*}
 SAN_FILTER_RACE=${SAN_FILTER_RACE:-Quick/*_auto:Quick/*_fa2}
@@ -240,6 +240,28 @@ if has_stage python; then
       tail -15 /tmp/fa_pip.log
       note python "pip install ./python FAILED (non-fatal)"
     fi
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Host overhead per call at a tiny shape: C++ layers (raw launch, attribute memo on/off, TMA map
+# encode, fa_forward), then the Python layers over the same baseline (needs the package above).
+if has_stage overhead; then
+  banner "call overhead (host)"
+  hb="$BUILD_DIR/bench/fa_host_overhead"
+  if [[ ! -x "$hb" ]]; then
+    note overhead "NOT RUN: $hb missing"
+  else
+    {
+      echo "### $hb --shape 1,1,16,2,128 --iters 20000"
+      timeout 60 "$hb" --shape 1,1,16,2,128 --iters 20000
+      echo "### FA_NO_LAUNCH_CACHE=1"
+      FA_NO_LAUNCH_CACHE=1 timeout 60 "$hb" --shape 1,1,16,2,128 --iters 20000
+      echo "### python3 bench/python_overhead.py --shape 1,1,16,2,128 --iters 4000"
+      timeout 120 python3 bench/python_overhead.py --shape 1,1,16,2,128 --iters 4000 --host-bench "$hb"
+    } >"$OUT/overhead.txt" 2>&1
+    tail -30 "$OUT/overhead.txt"
+    note overhead "written to overhead.txt"
   fi
 fi
 
