@@ -6,6 +6,7 @@
 //   fp32 dQ accumulator rows and the deterministic-mode turn counter. Padding rows of the block
 //   get D = 0, LSE = +inf.
 // bwd_convert_dq: dQ = dq_acc * softmax_scale in the output dtype, written with dQ's strides.
+//   dq_acc holds each query block in the main kernel's fragment order (not row-major).
 // Both are plain loads/stores: the rows are short (head_dim <= 256) and strided per head.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "cuda/sm90/bwd_workspace.hpp"
+#include "cuda/sm90/flash_bwd_kernel.cuh"  // BwdConfig: the dQ fragment order
 
 namespace fa::cuda::sm90_bwd {
 
@@ -58,20 +60,36 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
   if (threadIdx.x == 0) ws.dq_turn[prow0 / kRowPad] = 0;
 }
 
-template <typename Element, int kHeadDim>
-__global__ void __launch_bounds__(kPrepostThreads)
+// One thread per consumer thread of the main kernel: it reads that thread's dQ values of the
+// block (fragment order, Cfg::dq_frag_offset; float4 loads, coalesced across threads) and finds
+// their (row, column) through the same MMA partition the main kernel used.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kConsumerThreads)
 bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
+  using Element = typename Cfg::T;
+  constexpr int kHeadDim = Cfg::kHeadDim;
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t row0 = int64_t(m_block) * kRowPad;
   if (row0 >= seq.q_len) return;
   const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
+  const int tid = threadIdx.x;
+  typename Cfg::MmadQ mma_dq;
+  Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(
+      make_identity_tensor(Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{}));
+  static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
+  const float* acc = ws.dq_acc + prow0 * kHeadDim + Cfg::dq_frag_offset(tid, 0);
   Element* dq = static_cast<Element*>(p.dq);
-  for (int idx = threadIdx.x; idx < kRowPad * kHeadDim; idx += kPrepostThreads) {
-    const int r = idx / kHeadDim, c = idx % kHeadDim;
-    if (row0 + r >= seq.q_len) break;  // idx grows with r
-    dq[p.dq_str.offset(b, seq.q_start + row0 + r, h) + c] =
-        Element(ws.dq_acc[(prow0 + r) * kHeadDim + c] * p.scale);
+  const int rows_left = int(min(seq.q_len - row0, int64_t(Cfg::kBlockM)));
+  CUTE_UNROLL
+  for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
+    const float4 v = *reinterpret_cast<const float4*>(acc + i * 128);
+    const float e[4] = {v.x, v.y, v.z, v.w};
+    CUTE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
+      if (r < rows_left) dq[p.dq_str.offset(b, seq.q_start + row0 + r, h) + c] = Element(e[k] * p.scale);
+    }
   }
 }
 

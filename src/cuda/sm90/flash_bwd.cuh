@@ -3,13 +3,16 @@
 //   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
 //                       flash_bwd_kernel.cuh
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype
+// run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set).
 // The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
 // __grid_constant__ parameters.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "core/params.hpp"
 #include "core/status.hpp"
@@ -45,12 +48,11 @@ auto make_tma(const void* ptr, const core::Strides& s, int rows, int heads, int 
   return g;
 }
 
-}  // namespace sm90_bwd
-
-template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
-core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
-  using namespace sm90_bwd;
-  using Cfg = BwdConfig<Element, kHeadDim>;
+// The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
+template <class Cfg, bool kMasked, bool kSoftcap>
+core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
+  using Element = typename Cfg::T;
+  constexpr int kHeadDim = Cfg::kHeadDim;
 
   const bool varlen = p.varlen;
   const int rows_q = int(varlen ? p.total_q : p.seqlen_q);
@@ -102,15 +104,66 @@ core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
 
     auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;
     const int smem = int(sizeof(typename Cfg::SharedStorage));
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess) return {FA_ERROR_CUDA, std::string("sm90 backward: ") + cudaGetErrorString(e)};
     kernel<<<dim3(n_blocks, p.heads_kv, p.batch), Cfg::kThreads, smem, stream>>>(prm);
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
   }
 
   if (m_blocks > 0)
-    bwd_convert_dq<Element, kHeadDim><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+    bwd_convert_dq<Cfg><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws);
   return check_launch("sm90 backward dq convert");
+}
+
+// Ablation variants (bf16 d128, masked, no softcap), each explicitly instantiated in its own
+// src/cuda/sm90/bwd_ablation_*.cu so the instance files stay one kernel each. Selected per call
+// by FA_SM90_BWD_ABLATE:
+//   dq_atomic  dQ added with red.global.add.v4 by the consumers instead of the TMA bulk reduce
+//   stages2    Q/dO ring of 2 stages instead of 3      stages1  no prefetch at all
+//   split_d    the 64-key split-D tile (both WGs share 64 keys, dK/dV/dQ split by head dim)
+template <typename E>
+using BwdAblDqAtomic = BwdConfig<E, 128, 0, false, false>;
+template <typename E>
+using BwdAblStages2 = BwdConfig<E, 128, 2, true, false>;
+template <typename E>
+using BwdAblStages1 = BwdConfig<E, 128, 1, true, false>;
+template <typename E>
+using BwdAblSplitD = BwdConfig<E, 128, 0, true, true>;
+#define FA_SM90_BWD_ABLATION_EXTERN(CFG)                                                         \
+  extern template core::Status launch_bwd<CFG<cutlass::bfloat16_t>, true, false>(const core::AttnParams&, \
+                                                                                 cudaStream_t, void*);
+FA_SM90_BWD_ABLATION_EXTERN(BwdAblDqAtomic)
+FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages2)
+FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages1)
+FA_SM90_BWD_ABLATION_EXTERN(BwdAblSplitD)
+#undef FA_SM90_BWD_ABLATION_EXTERN
+
+inline int bwd_ablation() {
+  const char* v = std::getenv("FA_SM90_BWD_ABLATE");
+  if (!v || !*v) return 0;
+  const std::string s(v);
+  if (s == "dq_atomic") return 1;
+  if (s == "stages2") return 2;
+  if (s == "stages1") return 3;
+  if (s == "split_d") return 4;
+  return 0;
+}
+
+}  // namespace sm90_bwd
+
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
+core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
+  using namespace sm90_bwd;
+  if constexpr (std::is_same_v<Element, cutlass::bfloat16_t> && kHeadDim == 128 && kMasked && !kSoftcap) {
+    switch (bwd_ablation()) {
+      case 1: return launch_bwd<BwdAblDqAtomic<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      case 2: return launch_bwd<BwdAblStages2<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      case 3: return launch_bwd<BwdAblStages1<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      case 4: return launch_bwd<BwdAblSplitD<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      default: break;
+    }
+  }
+  return launch_bwd<BwdConfig<Element, kHeadDim>, kMasked, kSoftcap>(p, stream, ws_ptr);
 }
 
 }  // namespace fa::cuda

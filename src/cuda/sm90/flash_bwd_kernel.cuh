@@ -3,8 +3,11 @@
 // One CTA owns kBlockN keys of one KV head (grid: key block x KV head x sequence) and keeps their
 // dK and dV in registers (fp32) while it walks every (query head of the GQA group, query block)
 // that sees those keys. Roles:
-//   producer warpgroup (1 thread issues): K and V once (TMA), then per step Q and dO tiles (TMA)
-//     and their LSE*log2e and D slices (cp.async.bulk) into a kStages-deep ring of smem stages.
+//   producer warpgroup, warp 0 (1 thread issues): K and V once (TMA), then per step Q and dO tiles
+//     (TMA) and their LSE*log2e and D slices (cp.async.bulk) into a kStages-deep ring of stages.
+//   producer warpgroup, warp 1 (kDqTma, 1 thread issues): per step, the dQ block the consumers
+//     staged in smem is added to the fp32 accumulator in global memory by the TMA unit
+//     (cp.reduce.async.bulk .add.f32), in the deterministic mode in its turn (see below).
 //   consumer warpgroups (kConsumerWGs x 128 threads, WG w owns keys [64w, 64w + 64)):
 //     S^T  = K Q^T,  dP^T = V dO^T           (WGMMA SS, 64 keys x kBlockM queries per WG)
 //     P^T  = exp2(S^T * scale*log2e - LSE*log2e), dS^T = P^T * (dP^T - D) [* softcap grad]
@@ -13,7 +16,12 @@
 //                                             (MN-major) views of the same smem tiles)
 //     dS^T -> smem, then dQ_blk = dS K       (WGMMA SS, dQ columns split between the WGs; the A
 //                                             operand is the transposed view of the dS^T tile)
-//     dQ_blk is added to the fp32 accumulator in global memory with red.global.add.v2.f32.
+//     dQ_blk -> smem staging buffer (kDqTma), or straight to global with red.global.add.v4.f32.
+//     Why the TMA reduce: at d128 each step adds 32 KB of fp32 dQ per CTA; as REDs that is 8 x 16-byte
+//     atomics per consumer thread per step on the LSU path, issued by the warps that should be
+//     feeding the tensor cores, while the staging costs 8 conflict-free st.shared.v4 per thread.
+//     dQ_acc is stored per query block in the consumers' fragment order (BwdConfig::dq_frag_offset)
+//     so both forms write whole 512-byte runs per warp; bwd_convert_dq undoes the permutation.
 // We work on S^T rather than S ("swap AB") so that the accumulators of S^T/dP^T have keys as rows:
 // exactly the A-operand register layout of the dV/dK products, which then need no smem round trip.
 // Head dims 192/256 use a "split-D" tile instead (BwdConfig::kSplitD): 64 keys shared by both WGs,
@@ -24,8 +32,11 @@
 // arrive on once their WGMMAs reading that stage have retired. dS^T is double buffered in smem;
 // the consumers meet at one named barrier per step between writing dS^T and the dQ product (the
 // other WG reads our half), and double buffering makes that one barrier enough for the reuse too.
+// dQ staging (kDqTma): one buffer, handed between the consumers and the dQ warp with two named
+// barriers (DqFull: staged, DqEmpty: the TMA has read it).
 // Deterministic mode: before adding its dQ block, a CTA waits until the per-(head, query block)
-// turn counter equals its rank among the key blocks that see that query block, then bumps it.
+// turn counter equals its rank among the key blocks that see that query block, then bumps it
+// (with kDqTma the dQ warp waits, not the consumers, and bumps after the bulk add completes).
 // Registers: setmaxnreg gives the consumers 240 and the producer 24 of the 65536.
 #pragma once
 
@@ -60,7 +71,11 @@ using KMajorAtom = std::conditional_t<
     width % 64 == 0, GMMA::Layout_K_SW128_Atom<T>,
     std::conditional_t<width % 32 == 0, GMMA::Layout_K_SW64_Atom<T>, GMMA::Layout_K_SW32_Atom<T>>>;
 
-template <typename Element, int kHeadDim_>
+// kStagesReq: Q/dO ring depth (0: the default below). kDqTmaReq: dQ through smem and a TMA bulk
+// reduce-add (see the file comment) where smem allows it, else red.global.add.v4 from registers.
+// kSplitDReq: the split-D tile at head dims <= 128 too (an ablation of the tile shape).
+// The defaults are what the instances use; bwd_ablation_*.cu instantiate the others (bf16 d128).
+template <typename Element, int kHeadDim_, int kStagesReq = 0, bool kDqTmaReq = true, bool kSplitDReq = false>
 struct BwdConfig {
   using T = Element;
   static constexpr int kHeadDim = kHeadDim_;
@@ -69,18 +84,29 @@ struct BwdConfig {
   // thread in one warpgroup, more than it has. Both WGs then share one 64-key block and split the
   // head dim of dK/dV (and dQ) instead; S^T/dP^T are split by query columns, and P^T goes through
   // smem like dS^T (the dV/dK products become SS).
-  static constexpr bool kSplitD = kHeadDim > 128;
+  static constexpr bool kSplitD = kHeadDim > 128 || kSplitDReq;
   static constexpr int kBlockM = kRowPad;  // 64 queries per step: the N of S^T
   // keys per CTA: one wgmma M (64) per WG, or one shared by both WGs (split-D)
   static constexpr int kBlockN = kSplitD ? 64 : 64 * kConsumerWGs;
-  // Q/dO ring depth. Split-D tiles (32 KB per Q or dO stage at d256) leave room for two only;
-  // FA_SM90_BWD_STAGES overrides the others for ablation.
-#ifndef FA_SM90_BWD_STAGES
-#define FA_SM90_BWD_STAGES 3
-#endif
-  static constexpr int kStages = kHeadDim > 128 ? 2 : FA_SM90_BWD_STAGES;
+  // Q/dO ring depth. Split-D tiles (32 KB per Q or dO stage at d256) leave room for two only.
+  static constexpr int kStages = kStagesReq > 0 ? kStagesReq : (kSplitD ? 2 : 3);
+  // dQ staging buffer (kBlockM x d fp32: 32 KB at d128) fits beside the ring up to d128 only
+  // (d192 split-D would leave ~1 KB of the 227 KB; d256 does not fit).
+  static constexpr bool kDqTma = kDqTmaReq && kHeadDim <= 128;
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
-  static constexpr int kThreads = kConsumerThreads + 128;  // + the producer warpgroup
+  // + the producer warpgroup: warp 0 loads, warp 1 issues the dQ reduce-adds (kDqTma)
+  static constexpr int kThreads = kConsumerThreads + 128;
+  // dQ of one query block in "fragment order": consumer thread tid's accumulator values
+  // 4j..4j+3 sit at dq_frag_offset(tid, 4j): each WG's half is contiguous (one bulk reduce) and a
+  // warp's 16-byte stores (smem or RED.v4) cover 512 contiguous bytes (no bank conflicts, whole
+  // L2 sectors). bwd_convert_dq maps it back through the same MMA partition.
+  static constexpr int kDqFragValues = kBlockM * kHeadDim / kConsumerThreads;  // per thread
+  static constexpr int kDqHalf = kBlockM * kHeadDim / kConsumerWGs;           // floats per WG
+  static constexpr int kDqSyncThreads = kConsumerThreads + 32;  // consumers + the dQ warp
+  static_assert(kDqFragValues % 4 == 0, "dQ fragment stored as float4");
+  static __host__ __device__ constexpr int dq_frag_offset(int tid, int i) {
+    return (tid / 128) * kDqHalf + ((i / 4) * 128 + tid % 128) * 4 + i % 4;
+  }
   static constexpr int kConsumerRegs = 240;          // 2 x 128 x 240 + 128 x 24 <= 65536
   static constexpr int kProducerRegs = 24;
   // Ablation switch: compute P and issue dV while dP^T is still in flight (FA_SM90_BWD_OVERLAP=0
@@ -163,7 +189,8 @@ struct BwdConfig {
     array_aligned<T, cosize_v<SmemLayoutQ>, 1024> q;
     array_aligned<T, cosize_v<SmemLayoutQ>, 1024> dout;
     array_aligned<T, cosize_v<SmemLayoutdSt>, 1024> ds;
-    array_aligned<T, kSplitD ? cosize_v<SmemLayoutdSt> : 8, 1024> pt;  // P^T, split-D only
+    array_aligned<T, kSplitD ? cosize_v<SmemLayoutdSt> : 8, kSplitD ? 1024 : 16> pt;  // P^T, split-D only
+    array_aligned<float, kDqTma ? kBlockM * kHeadDim : 4, 128> dq;  // dQ staging, fragment order
     alignas(16) float lse[kStages][kBlockM];
     alignas(16) float dpsum[kStages][kBlockM];
     uint64_t bar_kv;
@@ -223,6 +250,8 @@ struct CtaBand {
   int left;     // kBig when unbounded
   int right;    // kBig when unbounded
   int key_end;  // k_len - n0
+  int k_last;   // k_len - 1
+  int diag_n0;  // diag0 - n0: block() needs no n0 (one register fewer in the main loop)
 
   __device__ CtaBand(const core::Mask& m, int64_t n0) {
     auto clamp = [](int64_t v) { return int(v < -kBig ? -kBig : (v > kBig ? kBig : v)); };
@@ -230,13 +259,31 @@ struct CtaBand {
     left = m.left >= 0 ? clamp(m.left) : kBig;
     right = m.right >= 0 ? clamp(m.right) : kBig;
     key_end = int(m.k_len - n0);
+    k_last = int(m.k_len - 1);
+    diag_n0 = int(m.k_len - m.q_len - n0);
   }
-  __device__ BlockBand block(int i0, int n0) const {
-    const int shift = diag0 + i0 - n0;
+  __device__ BlockBand block(int i0) const {
+    const int shift = diag_n0 + i0;
     return {shift - left, shift + right, key_end};
   }
   // First key any row of the query block at i0 sees (Mask::key_range's lower end).
   __device__ int first_key(int i0) const { return max(0, diag0 + i0 - left); }
+  // Last key any row of the query block at i0 sees (Mask::key_range's upper end - 1); the block's
+  // last row sees it, as every row's key interval moves right with the row.
+  __device__ int last_key(int i0, int block_m, int q_len) const {
+    if (right >= kBig) return k_last;
+    const int64_t v = int64_t(diag0) + min(i0 + block_m, q_len) - 1 + right;
+    return int(v < k_last ? v : k_last);
+  }
+  // Deterministic mode: this CTA's place in the fixed order in which the key blocks that see the
+  // query block at i0 add their dQ to it. Ascending key blocks by default. With a right bound
+  // (causal, sliding window) a higher key block starts at a later query block and so reaches any
+  // given one earlier: the order is descending, and the launcher reverses blockIdx.x for it
+  // (bwd_main), so in both orders a CTA only ever waits for CTAs launched before it (resident or
+  // finished: no deadlock however many CTAs fit the GPU), and ideally never waits at all.
+  __device__ int dq_turn(int i0, int n_block, int block_m, int block_n, int q_len, bool descending) const {
+    return descending ? last_key(i0, block_m, q_len) / block_n - n_block : n_block - first_key(i0) / block_n;
+  }
 };
 
 // Accumulator layout ((2,2,N/8), M, N) of a wgmma C fragment, viewed as the A-operand register
@@ -273,8 +320,36 @@ __device__ __forceinline__ void consumer_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-__device__ __forceinline__ void red_add_v2(float* addr, float a, float b) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(a), "f"(b) : "memory");
+// Signal a named barrier without waiting (the other side of a bar.sync with the same count).
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void red_add_v4(float* addr, float a, float b, float c, float d) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(addr), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
+}
+
+// gmem[0, bytes) += smem[0, bytes) (fp32), done by the TMA unit; completion is tracked with the
+// issuing thread's bulk async-groups (commit, then wait).
+__device__ __forceinline__ void bulk_reduce_add_f32(float* gmem, const float* smem, uint32_t bytes) {
+  const uint32_t s = uint32_t(__cvta_generic_to_shared(smem));
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(gmem),
+               "r"(s), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// All but the newest N groups have finished reading their smem source.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Every group is complete, its global writes included.
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Orders this thread's generic-proxy global accesses with its async-proxy (TMA) ones.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
 __device__ __forceinline__ int load_acquire(const int* p) {
@@ -299,7 +374,69 @@ __device__ __forceinline__ void store_pair(T* dst, float a, float b) {
   *reinterpret_cast<uint32_t*>(dst) = pack.u;
 }
 
-enum class BarrierId : int { DsWritten = 1, DqTurn = 2 };
+// Named barriers (0 is __syncthreads). DqFull/DqEmpty: the consumers and the dQ warp hand the dQ
+// staging buffer back and forth (the two WGs are in step anyway: DsWritten).
+enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4 };
+
+// The dQ warp (kDqTma): per step, waits until the consumers have staged dQ_blk in smem, has the
+// TMA unit add it to the fp32 accumulator (cp.reduce.async.bulk .add.f32: the consumers issue no
+// per-element atomics), and hands the buffer back once the TMA has read it. In the deterministic
+// mode it first waits for the query block's turn and passes the turn on once its add is
+// complete, so the consumers only ever wait for a busy staging buffer, never for another CTA
+// directly. Runs in the producer warpgroup's 24 registers: the loop keeps few values live.
+template <class Cfg>
+__device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, int hk, int m_first, int m_last,
+                          int64_t prow_seq, int n_block, const CtaBand& band, int q_len, bool descending) {
+  constexpr int kBlockM = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim;
+  const bool lane0 = threadIdx.x % 32 == 0;
+  const int group = prm.p.group_size();
+  named_arrive(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);  // the buffer starts free
+  for (int h = hk * group; h < (hk + 1) * group; ++h) {
+    const int64_t prow_h = int64_t(h) * prm.ws.rows_pad + prow_seq;
+    for (int m = m_first; m < m_last; ++m) {
+      const int64_t prow = prow_h + int64_t(m) * kBlockM;
+      int* turn = prm.ws.dq_turn + prow / kRowPad;
+      const int my_turn = band.dq_turn(m * kBlockM, n_block, kBlockM, Cfg::kBlockN, q_len, descending);
+      if (prm.p.deterministic && lane0) {
+        while (load_acquire(turn) != my_turn) __nanosleep(32);
+        fence_proxy_async_global();  // the previous adder's writes before our TMA's reads
+      }
+      __syncwarp();  // bar.sync/arrive with the whole warp converged
+      consumer_sync(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
+      if (lane0) {
+        // One transfer per WG half (16 KB at d128), the size FA3 uses, rather than one of 32 KB.
+        float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
+#pragma unroll
+        for (int wg = 0; wg < Cfg::kConsumerWGs; ++wg)
+          bulk_reduce_add_f32(dq_blk + wg * Cfg::kDqHalf, sdq + wg * Cfg::kDqHalf, Cfg::kDqHalf * 4);
+        bulk_commit();
+        bulk_wait_read<0>();
+      }
+      __syncwarp();
+      // After the last step nobody waits (an arrival without its bar.sync would stay pending).
+      if (h + 1 < (hk + 1) * group || m + 1 < m_last) named_arrive(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
+      if (prm.p.deterministic && lane0) {
+        bulk_wait_all();
+        fence_proxy_async_global();
+        store_release(turn, my_turn + 1);
+      }
+    }
+  }
+  // The writes must be complete (and the smem read) before the CTA exits.
+  if (lane0) bulk_wait_all();
+  __syncwarp();
+}
+
+// This CTA's key block: blockIdx.x, reversed in the deterministic mode with a right-bounded mask
+// (CtaBand::dq_turn). Read through volatile asm so that the compiler recomputes it where needed
+// instead of keeping it in one of the consumers' registers across the main loop.
+template <bool kMasked>
+__device__ __forceinline__ int key_block_index(const core::AttnParams& p) {
+  uint32_t x, nx;
+  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
+  asm volatile("mov.u32 %0, %%nctaid.x;\n" : "=r"(nx));
+  return kMasked && p.deterministic && p.window_right >= 0 ? int(nx - 1 - x) : int(x);
+}
 
 template <class Cfg, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -313,7 +450,10 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   SharedStorage& ss = *reinterpret_cast<SharedStorage*>(smem_raw);
   const core::AttnParams& p = prm.p;
 
-  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  // Deterministic mode with a right-bounded mask: descending key blocks (CtaBand::dq_turn).
+  const bool dq_descending = kMasked && p.deterministic && p.window_right >= 0;
+  const int n_block = key_block_index<kMasked>(p);
+  const int hk = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t n0 = int64_t(n_block) * kBlockN;
   if (n0 >= seq.k_len) return;  // varlen: this sequence has fewer key blocks than the grid
@@ -347,6 +487,13 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   if (threadIdx.x < 128) {
     // ---------------- producer ----------------
     cutlass::arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+    if constexpr (Cfg::kDqTma) {
+      if (threadIdx.x / 32 == 1 && n_steps > 0) {
+        dq_writer<Cfg>(prm, ss.dq.data(), hk, m_first, m_last, prow_seq, n_block, CtaBand(mask, n0),
+                       int(seq.q_len), dq_descending);
+        return;
+      }
+    }
     if (threadIdx.x != 0 || n_steps == 0) return;
     prefetch_tma_descriptor(prm.tma_q.get_tma_descriptor());
     prefetch_tma_descriptor(prm.tma_do.get_tma_descriptor());
@@ -376,6 +523,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     }
 
     int stage = 0, phase = 0;
+#pragma unroll 1  // unrolled, the loop does not fit the producer's 24 registers
     for (int step = 0; step < n_steps; ++step) {
       const int h = hk * group + step / m_count;
       const int m = m_first + step % m_count;
@@ -441,7 +589,6 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
   // Element coordinates of the accumulators: S^T is (key, query), dQ is (query, head dim).
   Tensor tScS = thr_sdp.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kBlockM>>{}));
-  Tensor tdQcdQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
 
   auto copy_ds = make_tiled_copy_C(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, T>{}, mma_sdp);
   auto thr_copy_ds = copy_ds.get_thread_slice(tid);
@@ -452,12 +599,11 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
 
   const CtaBand cta_band(mask, n0);
-  const int q_len = int(seq.q_len);
   int stage = 0, phase = 0, buf = 0;
   for (int h = hk * group; h < (hk + 1) * group; ++h) {
   for (int m = m_first; m < m_last; ++m) {
     const int i0 = m * kBlockM;
-    const BlockBand band = cta_band.block(i0, int(n0));
+    const BlockBand band = cta_band.block(i0);
     const bool need_mask = !band.template whole_tile_visible<kBlockM, kBlockN>();
 
     Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
@@ -538,36 +684,52 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     }
 
     Tensor tdQrdQ = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+    static_assert(decltype(size(tdQrdQ))::value == Cfg::kDqFragValues);
     wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
     warpgroup_wait<0>();
     // Every wgmma reading this stage's Q/dO has retired: hand the stage back to the producer.
     cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
 
-    // dQ_blk into the fp32 accumulator. Adjacent accumulator elements are adjacent columns.
-    const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + i0;
-    float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
-    int* turn = prm.ws.dq_turn + prow / kRowPad;
-    int my_turn = 0;
-    if (p.deterministic) {
-      my_turn = n_block - cta_band.first_key(i0) / kBlockN;
-      if (tid == 0)
-        while (load_acquire(turn) != my_turn) __nanosleep(32);
-      consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
-    }
-    // A per-thread base pointer plus compile-time offsets: the 16 addresses fold into the RED
-    // instructions' immediates instead of occupying (and spilling) 32 registers.
-    Tensor tdQgdQ = thr_dq.partition_C(make_tensor(
-        make_gmem_ptr(dq_blk), Shape<Int<kBlockM>, Int<kHeadDim>>{}, Stride<Int<kHeadDim>, _1>{}));
-    const int rows_left = min(q_len - i0, kBlockM);
-    CUTE_UNROLL
-    for (int i = 0; i < size(tdQrdQ); i += 2) {
-      if (get<0>(tdQcdQ(i)) < rows_left) red_add_v2(&tdQgdQ(i), tdQrdQ(i), tdQrdQ(i + 1));
-    }
-    if (p.deterministic) {
-      // The barrier orders every consumer's REDs before thread 0's release store (the same
-      // pattern as CUTLASS's GenericBarrier), so no thread needs a full fence of its own.
-      consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
-      if (tid == 0) store_release(turn, my_turn + 1);
+    if constexpr (Cfg::kDqTma) {
+      // dQ_blk to the staging buffer (fragment order, conflict-free 16-byte stores) once the dQ
+      // warp has finished reading our previous one; it issues the reduce-add (and in the
+      // deterministic mode waits for its turn) while we go on with the next step.
+      consumer_sync(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
+      // The thread index is re-read (volatile) so that this address is not kept live across
+      // the loop in a register the softcap variant does not have.
+      uint32_t tid_now;
+      asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
+      float* sdq = ss.dq.data() + Cfg::dq_frag_offset(int(tid_now) - 128, 0);
+      CUTE_UNROLL
+      for (int i = 0; i < size(tdQrdQ); i += 4)
+        *reinterpret_cast<float4*>(sdq + i * 128) =
+            make_float4(tdQrdQ(i), tdQrdQ(i + 1), tdQrdQ(i + 2), tdQrdQ(i + 3));
+      cutlass::arch::fence_view_async_shared();  // generic-proxy stores -> the TMA unit's reads
+      named_arrive(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
+    } else {
+      // dQ_blk added to the fp32 accumulator from registers. Rows past the sequence end are added
+      // too: they are padding of this (head, sequence) that nobody reads, and their dS is 0.
+      const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + i0;
+      float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
+      int* turn = prm.ws.dq_turn + prow / kRowPad;
+      int my_turn = 0;
+      if (p.deterministic) {
+        my_turn = cta_band.dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
+        if (tid == 0)
+          while (load_acquire(turn) != my_turn) __nanosleep(32);
+        consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
+      }
+      // One base pointer plus compile-time offsets (folded into the REDs' immediates).
+      float* gdq = dq_blk + Cfg::dq_frag_offset(tid, 0);
+      CUTE_UNROLL
+      for (int i = 0; i < size(tdQrdQ); i += 4)
+        red_add_v4(gdq + i * 128, tdQrdQ(i), tdQrdQ(i + 1), tdQrdQ(i + 2), tdQrdQ(i + 3));
+      if (p.deterministic) {
+        // The barrier orders every consumer's REDs before thread 0's release store (the same
+        // pattern as CUTLASS's GenericBarrier), so no thread needs a full fence of its own.
+        consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
+        if (tid == 0) store_release(turn, my_turn + 1);
+      }
     }
 
     buf ^= 1;
@@ -582,10 +744,11 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
   T* dk = static_cast<T*>(p.dk);
   T* dv = static_cast<T*>(p.dv);
+  const int64_t n0_epi = int64_t(key_block_index<kMasked>(p)) * kBlockN;  // = n0, recomputed
   CUTE_UNROLL
   for (int i = 0; i < size(tdKrdK); i += 2) {
     const int kj = get<0>(tdKVc(i)), c = get<1>(tdKVc(i));
-    const int64_t key = n0 + kj;
+    const int64_t key = n0_epi + kj;
     if (key < seq.k_len) {
       store_pair(dk + p.dk_str.offset(b, seq.k_start + key, hk) + c, tdKrdK(i) * p.scale,
                  tdKrdK(i + 1) * p.scale);
