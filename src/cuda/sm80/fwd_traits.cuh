@@ -27,10 +27,13 @@ namespace fa::cuda::sm80 {
 #ifndef FA_SM80_FWD_WARPS_SMALL_D
 #define FA_SM80_FWD_WARPS_SMALL_D 4
 #endif
+#ifndef FA_SM80_FWD_D128_BLOCK_N
+#define FA_SM80_FWD_D128_BLOCK_N 64  // keys per step at d 96/128 (32 still spills 136 B at d128)
+#endif
 template <int kHeadDim, bool kMasked>
 struct FwdTileSize {
   static constexpr int kBlockM = 128;
-  static constexpr int kBlockN = 64;
+  static constexpr int kBlockN = (kHeadDim == 96 || kHeadDim == 128) ? FA_SM80_FWD_D128_BLOCK_N : 64;
   static constexpr int kNWarps = kHeadDim <= 128 ? FA_SM80_FWD_WARPS_SMALL_D : 8;
 };
 
