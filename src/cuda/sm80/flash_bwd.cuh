@@ -81,6 +81,15 @@ using namespace cute;
 // global-load latency between the barrier and the softmax.
 #define FA_SM80_BWD_LSE_SMEM 0  // 1 spills 8 B at d 128 (128 keys) on sm_90a: off until trimmed
 #endif
+#ifndef FA_SM80_BWD_D256_BLOCK_M
+#define FA_SM80_BWD_D256_BLOCK_M 32  // query rows per step at d 256 (64: with DQ_CHUNKS 2, 1 stage, 254 regs, no spill)
+#endif
+#ifndef FA_SM80_BWD_D256_DQ_CHUNKS
+#define FA_SM80_BWD_D256_DQ_CHUNKS 1  // dQ head-dim slices at d 256
+#endif
+#ifndef FA_SM80_BWD_D96_BLOCK_N
+#define FA_SM80_BWD_D96_BLOCK_N 64  // keys per CTA at d 96
+#endif
 #ifndef FA_SM80_BWD_D256_WARPS
 #define FA_SM80_BWD_D256_WARPS 2  // warps along keys (dK/dV) and rows (dQ) at d 256
 #endif
@@ -90,14 +99,17 @@ struct BwdTile {
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "head dims 32..256 in steps of 32");
   // d 256: 32 query rows per step keeps dQ (32 regs) and the operand fragments beside dK/dV's
   // 128 accumulator registers without spilling (64 rows spilled ~400 B even with dQ chunking).
-  static constexpr int kBlockM = kHeadDim == 256 ? 32 : 64;
+  static constexpr int kBlockM = kHeadDim == 256 ? FA_SM80_BWD_D256_BLOCK_M : 64;
   // d 96 uses 64 keys as well: its 32-wide swizzle rows cost extra address registers and the
   // 128-key tile spilled (~200 bytes).
   // d 128 with softcap keeps 64 keys: tanh and its derivative need registers the 128-key tile
   // does not have (~880 B of spills).
   static constexpr int kBlockN = kHeadDim == 128 ? (kSoftcap ? 64 : FA_SM80_BWD_D128_BLOCK_N)
-                                 : (kHeadDim < 128 && kHeadDim != 96) ? 128 : 64;
-  static constexpr int kStages = 2;
+                                 : kHeadDim == 96 ? FA_SM80_BWD_D96_BLOCK_N
+                                 : kHeadDim < 128 ? 128 : 64;
+  // Q/dO buffers: 2 (step i+1 loads while step i computes), except d 256 with 64-row steps, where
+  // a second stage would exceed the 163 KB sm80 shared-memory limit.
+  static constexpr int kStages = (kHeadDim == 256 && kBlockM == 64) ? 1 : 2;
   // S and dP are computed kSdPChunks key columns at a time: with 128 keys and d >= 96 the dK/dV
   // accumulators take 96-128 registers per thread and full-width S and dP (64 more) spill.
   static constexpr int kSdPChunks = (kBlockN == 128 && kHeadDim >= 96) ? 2 : 1;
@@ -107,7 +119,7 @@ struct BwdTile {
   static constexpr int kWarpsMdQ = kHeadDim == 256 ? FA_SM80_BWD_D256_WARPS : 4;
   // dQ = dS K may be computed kDQChunks head-dim slices at a time (fewer accumulator registers,
   // dS re-read per slice); no table row needs it since d 256 moved to 32-row steps.
-  static constexpr int kDQChunks = 1;
+  static constexpr int kDQChunks = kHeadDim == 256 ? FA_SM80_BWD_D256_DQ_CHUNKS : 1;
 };
 
 template <typename Element_, int kHeadDim_, bool kSoftcap_ = false>
