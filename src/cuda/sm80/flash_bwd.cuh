@@ -12,9 +12,12 @@
 //        P  = exp2(score·log2e − LSE·log2e), masked / past-the-end entries 0
 //        dS = P ∘ (dP − D) · d(score)/d(qk) / scale   (1, or 1 − tanh² with softcap)
 //        P, dS -> smem (fp16/bf16)                      __syncthreads
-//        dV_j += P^T dO_i, dK_j += dS^T Q_i              (ldmatrix.trans of the same smem tiles)
-//        dQ_i += dS K_j  -> red.global.add.f32 into the workspace accumulator
+//        dV_j += P^T dO_i                                (ldmatrix.trans of the same smem tiles)
+//        dQ_i += dS K_j  -> red.global.add(.v2).f32 into the workspace accumulator
+//        dK_j += dS^T Q_i                                (MMAs issue while the atomics drain)
 //                                                        __syncthreads (smem stage reuse)
+//     Key blocks that run side by side start at different query blocks (FA_SM80_BWD_ROTATE_M),
+//     so their dQ atomics land on different rows.
 //     Deterministic mode orders the dQ adds of one query block by key block with a per-(batch,
 //     head, query block) counter: key block j spins until the counter equals its rank.
 //     The epilogue stages dK_j, dV_j through smem (reusing K/V's space) for 16-byte stores.
