@@ -37,7 +37,7 @@ import time
 # ---------------------------------------------------------------------------------------------
 # Ablation configurations: (label, algo, env vars for that run). Kernel authors: add the switches
 # your kernel reads. Each entry runs in its own child process with exactly its env vars set
-# (some switches are read once per process, e.g. sm80's FwdSwitches), at d128, N 8192 (B 2, H 16),
+# (some switches are read once per process, e.g. sm80's FwdSwitches), at d128, N 8192 (B 2, H 16; --ablation-n),
 # causal and not. Ratios are printed against the first entry of the same algo.
 # ---------------------------------------------------------------------------------------------
 ABLATIONS = [
@@ -45,6 +45,9 @@ ABLATIONS = [
     ("fa3 no ping-pong", "fa3", {"FA_SM90_FWD_ABLATE": "no_pingpong"}),
     ("fa3 no intra-WG overlap", "fa3", {"FA_SM90_FWD_ABLATE": "no_overlap"}),
     ("fa3 plain (neither)", "fa3", {"FA_SM90_FWD_ABLATE": "plain"}),
+    ("fa3 no persistent scheduler", "fa3", {"FA_SM90_FWD_ABLATE": "no_persistent"}),
+    ("fa3 no TMA-store epilogue", "fa3", {"FA_SM90_FWD_ABLATE": "no_tma_store"}),
+    ("fa3 cp.async loads (no TMA)", "fa3", {"FA_SM90_FWD_ABLATE": "no_tma_load"}),
     ("fa2 default", "fa2", {}),
     ("fa2 in-order M blocks", "fa2", {"FA_FWD_REVERSE_M": "0"}),
     ("fa2 mask every block", "fa2", {"FA_FWD_MASK_EVERY_BLOCK": "1"}),
@@ -489,8 +492,8 @@ def ablation_child(torch, lib, args, dtype, index, pas):
     """One ABLATIONS entry in this (child) process: prints one JSON line per causal setting."""
     label, algo, env = (ABLATIONS + ABLATIONS_BWD)[index]
     det = env.get("FA_BENCH_DETERMINISTIC") == "1"
-    d, n = 128, 8192
-    b, h = 16384 // n, 2048 // d
+    d, n = 128, args.ablation_n
+    b, h = max(1, 16384 // n), 2048 // d
     for causal in (False, True):
         sets = make_sets(torch, b, n, h, d, dtype, pas == "bwd")
         rec = dict(label=label, algo=algo, env=env, pass_=pas, causal=causal, d=d, n=n, b=b, h=h)
@@ -519,6 +522,7 @@ def run_ablation(args, passes):
             child_env.update(env)
             cmd = [sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--dtype", args.dtype,
                    "--warmup", str(args.warmup), "--iters", str(args.iters), "--_ablation-child", str(idx),
+                   "--ablation-n", str(args.ablation_n),
                    "--pass", pas]
             try:
                 p = subprocess.run(cmd, env=child_env, capture_output=True, text=True, timeout=300)
@@ -530,7 +534,7 @@ def run_ablation(args, passes):
                 recs = [dict(label=label, algo=algo, env=env, pass_=pas, causal=None, tflops=None, error="timeout")]
             out += recs
     base = {}
-    print(f"\nAblation, d128 N8192, TFLOP/s (ratio to the algo's first entry):")
+    print(f"\nAblation, d128 N{args.ablation_n}, TFLOP/s (ratio to the algo's first entry):")
     for r in out:
         key = (r["algo"], r["pass_"], r["causal"])
         if r.get("tflops") and key not in base:
@@ -564,6 +568,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="d 64,128 x N 1024,4096: a smoke run")
     ap.add_argument("--ceilings", action="store_true", help="also time cuBLAS 8192^3 GEMM and a D2D copy")
     ap.add_argument("--ablation", action="store_true", help="run the ABLATIONS list (d128 N8k) only")
+    ap.add_argument("--ablation-n", type=int, default=8192,
+                    help="sequence length of --ablation (B = 16384/N, H 16); e.g. 1024 for the persistent scheduler")
     ap.add_argument("--deterministic", default="0", choices=["0", "1", "both"],
                     help="backward of ours with fa_options.deterministic = 1 (both: also the default, and a cost table)")
     ap.add_argument("--plot-grid", action="store_true", help="one PNG with every panel instead of one per pass/causal")

@@ -47,6 +47,34 @@ struct PipelineTma {
   __device__ void consumer_release(int it) { Barrier::arrive(&empty[stage(it)]); }
 };
 
+// The same ring filled by cp.async instead of TMA (the forward's no-TMA ablation): every one of
+// `producer_threads` copies part of a slot and arrives on full[s] through
+// cp.async.mbarrier.arrive.noinc, which fires once all of that thread's earlier cp.async have
+// landed, so full[s] completes when the whole slot is in shared memory. cp.async writes through
+// the generic proxy: consumers fence (fence.proxy.async) before wgmma reads the slot.
+template <int kStages>
+struct PipelineCpAsync {
+  using Barrier = cutlass::arch::ClusterBarrier;
+  uint64_t full[kStages];
+  uint64_t empty[kStages];
+
+  __device__ void init(uint32_t producer_threads, uint32_t consumer_arrivals) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      Barrier::init(&full[s], producer_threads);
+      Barrier::init(&empty[s], consumer_arrivals);
+    }
+  }
+  __device__ static int stage(int it) { return it % kStages; }
+  __device__ static uint32_t parity(int it) { return uint32_t(it / kStages) & 1u; }
+
+  __device__ void producer_acquire(int it) { Barrier::wait(&empty[stage(it)], parity(it) ^ 1u); }
+  // After this thread has issued its cp.async for slot `it`.
+  __device__ void producer_commit(int it) { cutlass::arch::cpasync_barrier_arrive_noinc(&full[stage(it)]); }
+  __device__ void consumer_wait(int it) { Barrier::wait(&full[stage(it)], parity(it)); }
+  __device__ void consumer_release(int it) { Barrier::arrive(&empty[stage(it)]); }
+};
+
 // Hardware named barriers used by the forward kernel (ids above CUTLASS's reserved ones are
 // taken by NamedBarrier's "user" interface, which adds the reserved offset itself).
 enum class FwdNamedBarrier : uint32_t {

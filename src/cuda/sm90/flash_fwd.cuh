@@ -1,19 +1,29 @@
-// FlashAttention-3 forward for Hopper (sm90a): TMA + WGMMA + warp specialisation.
+// FlashAttention-3 forward for Hopper (sm90a): TMA + WGMMA + warp specialisation, persistent.
 //
-// One CTA computes one kBlockM × kHeadDim output tile of one (batch, query head). Roles:
-//   WarpRole::Producer  (warpgroup 0, one elected thread): TMA-loads Q once, then K_j and V_j for
-//                       every key block j (last block first) into a kStages ring (PipelineTma).
+// A CTA computes kBlockM × kHeadDim output tiles of (batch, query head) pairs: with the persistent
+// grid (one CTA per SM) it walks a static, causal-heavy-first list of tiles
+// (sched::StaticLptScheduler); varlen keeps one tile per CTA. Roles:
+//   WarpRole::Producer  (warpgroup 0, one elected thread): per tile, TMA-loads Q into a one-slot
+//                       ring, and K_j, V_j for every key block j (last block first) into a kStages
+//                       ring (PipelineTma). Ring positions continue across tiles, so the next
+//                       tile's Q and first K/V blocks load while the consumers finish this one.
 //   WarpRole::Consumer  (warpgroups 1..2, 64 query rows each): S = Q·Kᵀ with both operands in
 //                       shared memory (wgmma SS), masking and online softmax in registers,
 //                       O += P·V with P from registers (wgmma RS, V read through an MN-major view),
-//                       then the epilogue (O / l → bf16/fp16, predicated stores; LSE).
-// Synchronisation: mbarriers only between roles — Q has its own transaction barrier; each ring slot
-// has full (TMA transaction) and empty (256 consumer arrivals) barriers. `setmaxnreg` hands the
-// producer's registers to the consumers. Optional (template switches, see FwdFeatures):
+//                       then the epilogue (O / l → bf16/fp16; each warpgroup stages its 64 rows in
+//                       shared memory and one thread TMA-stores them; LSE stored directly).
+// Synchronisation: mbarriers only between roles — each ring slot (Q's too) has a full (TMA
+// transaction) and an empty (256 consumer arrivals) barrier; Q's slot is released after the
+// tile's last Q·Kᵀ. `setmaxnreg` hands the producer's registers to the consumers. Switches
+// (fwd_feature bits; FA_SM90_FWD_ABLATE picks a bf16 d128 variant with one of them off):
 //   kIntraWgOverlap: S_{j+1} = Q·K_{j+1}ᵀ is issued before O += P_j·V_j and the softmax of j+1
 //                    runs while that PV wgmma is in flight (FA3 §3.2).
 //   kPingPong:       the two consumer warpgroups take turns issuing their GEMMs through named
 //                    barriers, so one warpgroup's softmax overlaps the other's GEMMs (FA3 §3.1).
+//   kPersistent:     the persistent grid above (off: one CTA per tile).
+//   kTmaStore:       the TMA-store epilogue (off, or d192/d256 without room, or varlen, or an O
+//                    layout TMA cannot address: predicated direct stores from registers).
+//   kTmaLoad:        off: the whole producer warpgroup loads by cp.async (PipelineCpAsync).
 // Tails: TMA zero-fills rows beyond the tensor; rows of another varlen sequence that TMA does load
 // are masked as keys (col >= k_len) and never stored as queries.
 #pragma once
@@ -37,6 +47,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
@@ -46,6 +58,7 @@
 #include "core/status.hpp"
 #include "cuda/common/sm90_pipeline.hpp"
 #include "cuda/dispatch.hpp"
+#include "cuda/scheduler/tile_scheduler.hpp"
 #include "cuda/sm90/fwd_softmax.hpp"
 #include "cuda/sm90/fwd_tile_config.hpp"
 
@@ -74,15 +87,35 @@ __device__ __forceinline__ void wgmma_gemm(TiledMma& mma, TA const& a, TB const&
   if constexpr (kRegA) warpgroup_fence_operand(const_cast<TA&>(a));
 }
 
-template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap, bool kIntraWgOverlap = true,
-          bool kPingPong = true>
+// Feature switches of the forward kernel, one bit each: the default instances use kAll, and an
+// ablation instance (FA_SM90_FWD_ABLATE, bf16 d128) clears exactly one bit to show what it buys.
+namespace fwd_feature {
+constexpr unsigned kIntraWgOverlap = 1u << 0;  // softmax of block j+1 under the PV wgmma of j
+constexpr unsigned kPingPong = 1u << 1;        // consumer warpgroups take turns issuing GEMMs
+constexpr unsigned kPersistent = 1u << 2;      // grid = #SMs, tiles from sched::StaticLptScheduler
+constexpr unsigned kTmaStore = 1u << 3;        // O: registers → smem → TMA store (where it fits)
+constexpr unsigned kTmaLoad = 1u << 4;         // Q/K/V by TMA (off: cp.async from the producer WG)
+constexpr unsigned kAll = kIntraWgOverlap | kPingPong | kPersistent | kTmaStore | kTmaLoad;
+}  // namespace fwd_feature
+
+struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epilogue
+
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap,
+          unsigned kFeatures = fwd_feature::kAll>
 struct FwdKernel {
+  static constexpr bool kIntraWgOverlap = (kFeatures & fwd_feature::kIntraWgOverlap) != 0;
+  static constexpr bool kPingPong = (kFeatures & fwd_feature::kPingPong) != 0;
+  static constexpr bool kPersistent = (kFeatures & fwd_feature::kPersistent) != 0;
+  static constexpr bool kTmaLoad = (kFeatures & fwd_feature::kTmaLoad) != 0;
+
   using Tile = FwdTile<kHeadDim>;
   static constexpr int kHeadDimC = kHeadDim;
+  static constexpr bool kMaskedC = kMasked;
   static constexpr int kBlockM = Tile::kBlockM;
   static constexpr int kBlockN = Tile::kBlockN;
   static constexpr int kStages = Tile::kStages;
   static constexpr int kConsumerWGs = kBlockM / 64;  // one m64 wgmma row-block per warpgroup
+  static constexpr int kWgRows = 64;
   static constexpr int kConsumerThreads = kConsumerWGs * 128;
   static constexpr int kThreads = kConsumerThreads + 128;  // + the producer warpgroup
   static_assert(kConsumerWGs == 2, "register split and ping-pong assume 2 consumer warpgroups");
@@ -116,6 +149,19 @@ struct FwdKernel {
       SmemLayoutKV{},
       cute::make_ordered_layout(cute::Shape<cute::Int<kHeadDim>, cute::Int<kBlockN>, cute::Int<kStages>>{},
                                 cute::Step<cute::_2, cute::_1, cute::_3>{})));
+  // One consumer warpgroup's 64 output rows: each warpgroup stages and stores its own half, so
+  // neither waits for the other (they run half a GEMM apart under ping-pong).
+  using SmemLayoutOHalf = decltype(cute::tile_to_shape(
+      SmemAtom{}, cute::Shape<cute::Int<kWgRows>, cute::Int<kHeadDim>>{}));
+
+  static constexpr uint32_t kBytesQ = kBlockM * kHeadDim * sizeof(Element);
+  static constexpr uint32_t kBytesKV = kBlockN * kHeadDim * sizeof(Element);
+  static constexpr uint32_t kBytesO = kBlockM * kHeadDim * sizeof(Element);
+  // The TMA-store epilogue needs its own O buffer (reusing Q's would hold the next tile's Q load
+  // until the store has read it, which is the overlap the persistent loop exists for). d192/d256
+  // have no room for it (tile table): they keep the direct stores.
+  static constexpr bool kTmaStoreO = (kFeatures & fwd_feature::kTmaStore) != 0 &&
+                                     kBytesQ + 2 * kStages * kBytesKV + kBytesO + 1024 <= 227 * 1024;
 
   // Global tensors as TMA sees them: (row, dim, head, batch); varlen uses batch 1 and global rows.
   using GmemLayout = cute::Layout<cute::Shape<int32_t, int32_t, int32_t, int32_t>,
@@ -126,117 +172,239 @@ struct FwdKernel {
   using TmaKV = decltype(cute::make_tma_copy(
       cute::SM90_TMA_LOAD{}, cute::make_tensor(cute::make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemLayout{}),
       cute::take<0, 2>(SmemLayoutKV{}), cute::Shape<cute::Int<kBlockN>, cute::Int<kHeadDim>>{}, cute::_1{}));
+  using TmaO = std::conditional_t<
+      kTmaStoreO,
+      decltype(cute::make_tma_copy(
+          cute::SM90_TMA_STORE{}, cute::make_tensor(cute::make_gmem_ptr(static_cast<Element*>(nullptr)), GmemLayout{}),
+          SmemLayoutOHalf{}, cute::Shape<cute::Int<kWgRows>, cute::Int<kHeadDim>>{}, cute::_1{})),
+      NoTmaO>;
 
-  static constexpr uint32_t kBytesQ = kBlockM * kHeadDim * sizeof(Element);
-  static constexpr uint32_t kBytesKV = kBlockN * kHeadDim * sizeof(Element);
+  struct NoSmemO {};
+  using SmemO = std::conditional_t<
+      kTmaStoreO, cute::array_aligned<Element, kConsumerWGs * cute::cosize_v<SmemLayoutOHalf>, 1024>, NoSmemO>;
+
+  using PipeQ = std::conditional_t<kTmaLoad, PipelineTma<1>, PipelineCpAsync<1>>;
+  using PipeKV = std::conditional_t<kTmaLoad, PipelineTma<kStages>, PipelineCpAsync<kStages>>;
+  static constexpr int kProducerThreads = 128;
 
   struct SharedStorage {
     cute::array_aligned<Element, cute::cosize_v<SmemLayoutQ>, 1024> q;
     cute::array_aligned<Element, cute::cosize_v<SmemLayoutKV>, 1024> k;
     cute::array_aligned<Element, cute::cosize_v<SmemLayoutKV>, 1024> v;
-    alignas(8) uint64_t bar_q;
-    PipelineTma<kStages> pipe_k;
-    PipelineTma<kStages> pipe_v;
+    SmemO o;
+    // Q is a one-slot ring: a persistent CTA reloads it per tile once the consumers' last Q·Kᵀ
+    // of the previous tile has retired.
+    PipeQ pipe_q;
+    PipeKV pipe_k;
+    PipeKV pipe_v;
   };
   static constexpr int kSmemBytes = int(sizeof(SharedStorage));
   static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
+
+  // Named barrier of each consumer warpgroup's epilogue (after the ping-pong ids).
+  static constexpr uint32_t kEpilogueBarrierWG1 = uint32_t(FwdNamedBarrier::WarpSchedulerWG2) + 1;
+
+  using Scheduler = sched::StaticLptScheduler;
 
   struct Params {
     TmaQ tma_q;
     TmaKV tma_k;
     TmaKV tma_v;
+    TmaO tma_o;
     cute::Shape<int32_t, int32_t, int32_t, int32_t> shape_q, shape_k;
     core::AttnParams attn;
     float score_scale_log2;  // multiplies raw scores inside exp2
     float softcap_prescale;  // scale / softcap (softcap only)
+    Scheduler::Params sched;
+    bool tma_store_o;  // O through smem + TMA (batch form, TMA-aligned O); else direct stores
   };
+
+  // What one tile needs besides its coordinates: its sequence, mask and key-block range.
+  struct TileWork {
+    core::SeqInfo seq;
+    core::Mask mask;
+    int m0 = 0;
+    int n_block_max = 0;
+    int n_blocks = 0;
+  };
+  // False when the tile has no rows of its sequence (varlen grid: shorter than the longest).
+  __device__ static bool tile_work(core::AttnParams const& p, sched::TileCoord const& tc, TileWork& w) {
+    w.seq = core::seq_info(p, tc.batch);
+    w.m0 = tc.m_block * kBlockM;
+    if (w.m0 >= w.seq.q_len) return false;
+    w.mask = core::Mask(w.seq.q_len, w.seq.k_len, kMasked ? p.window_left : -1,
+                        kMasked ? p.window_right : -1);
+    int64_t key_first = 0, key_last = 0;
+    w.mask.key_range(w.m0, cute::min(int64_t(w.m0 + kBlockM), w.seq.q_len), &key_first, &key_last);
+    const int n_block_min = int(key_first / kBlockN);
+    w.n_block_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_block_min;
+    w.n_blocks = w.n_block_max - n_block_min;
+    return true;
+  }
 
   // ---- the kernel body --------------------------------------------------------------------
   __device__ static void run(Params const& params, char* smem_raw) {
     using namespace cute;
     SharedStorage& ss = *reinterpret_cast<SharedStorage*>(smem_raw);
-    const core::AttnParams& p = params.attn;
     const int warp = __shfl_sync(0xffffffffu, int(threadIdx.x) / 32, 0);  // warp-uniform
     const WarpRole role = warp < 4 ? WarpRole::Producer : WarpRole::Consumer;
 
     if (threadIdx.x == 0) {
-      cutlass::arch::ClusterBarrier::init(&ss.bar_q, 1);
-      ss.pipe_k.init(kConsumerThreads);
-      ss.pipe_v.init(kConsumerThreads);
+      if constexpr (kTmaLoad) {
+        ss.pipe_q.init(kConsumerThreads);
+        ss.pipe_k.init(kConsumerThreads);
+        ss.pipe_v.init(kConsumerThreads);
+      } else {
+        ss.pipe_q.init(kProducerThreads, kConsumerThreads);
+        ss.pipe_k.init(kProducerThreads, kConsumerThreads);
+        ss.pipe_v.init(kProducerThreads, kConsumerThreads);
+      }
       cutlass::arch::fence_barrier_init();
     }
     if (warp == 0 && elect_one_sync()) {
       prefetch_tma_descriptor(params.tma_q.get_tma_descriptor());
       prefetch_tma_descriptor(params.tma_k.get_tma_descriptor());
       prefetch_tma_descriptor(params.tma_v.get_tma_descriptor());
+      if constexpr (kTmaStoreO) prefetch_tma_descriptor(params.tma_o.get_tma_descriptor());
     }
     __syncthreads();
 
-    // Causal/local tiles further down see more keys: launch them first (a cheap LPT order for the
-    // plain grid).
-    const int m_block = kMasked ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
-    const int head = blockIdx.y;
-    const int batch = blockIdx.z;
-    const core::SeqInfo seq = core::seq_info(p, batch);
-    const int m0 = m_block * kBlockM;
-    if (m0 >= seq.q_len) return;  // varlen: this sequence is shorter than the grid's max
-
-    const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1,
-                          kMasked ? p.window_right : -1);
-    int64_t key_first = 0, key_last = 0;
-    mask.key_range(m0, cute::min(int64_t(m0 + kBlockM), seq.q_len), &key_first, &key_last);
-    const int n_block_min = int(key_first / kBlockN);
-    const int n_block_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_block_min;
-    const int n_blocks = n_block_max - n_block_min;
-
     if (role == WarpRole::Producer) {
       cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
-      if (warp == 0 && n_blocks > 0 && cute::elect_one_sync())
-        produce(params, ss, seq, batch, head, m_block, n_block_max, n_blocks);
+      if constexpr (kTmaLoad) {
+        if (warp == 0 && cute::elect_one_sync()) produce(params, ss);
+      } else {
+        produce_cp_async(params, ss);
+      }
     } else {
       cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
-      consume(params, ss, seq, mask, batch, head, m0, n_block_max, n_blocks);
+      consume(params, ss);
     }
   }
 
   // ---- producer: TMA loads ----------------------------------------------------------------
-  __device__ static void produce(Params const& params, SharedStorage& ss, core::SeqInfo const& seq,
-                                 int batch, int head, int m_block, int n_block_max, int n_blocks) {
+  // One thread walks the CTA's tiles. The K/V ring position and the Q slot's round continue
+  // across tiles, so the next tile's first K/V blocks and its Q are loaded as soon as the
+  // consumers free their slots — while they still finish the previous tile's last P·V and its
+  // epilogue. That overlap is what a persistent grid buys at short sequences.
+  __device__ static void produce(Params const& params, SharedStorage& ss) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
-    const int tma_batch = p.varlen ? 0 : batch;
-    const int head_kv = head / p.group_size();
-
-    Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, head, tma_batch);
-    Tensor gQ = local_tile(domain_offset(make_coord(int32_t(seq.q_start), _0{}), mQ),
-                           Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, _0{}));
     Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{});
-    auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                      group_modes<0, 2>(gQ));
-
-    Tensor mK = params.tma_k.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
-    Tensor mV = params.tma_v.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
-    auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
-    Tensor gK = local_tile(domain_offset(make_coord(int32_t(seq.k_start), _0{}), mK), kv_tile,
-                           make_coord(_, _0{}));  // (N, D, n_block)
-    Tensor gV = local_tile(domain_offset(make_coord(int32_t(seq.k_start), _0{}), mV), kv_tile,
-                           make_coord(_, _0{}));
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
     Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutKV{});
-    auto [tKgK, tKsK] = tma_partition(params.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK),
-                                      group_modes<0, 2>(gK));
-    auto [tVgV, tVsV] = tma_partition(params.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV),
-                                      group_modes<0, 2>(gV));
+    auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
 
-    cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_q, kBytesQ);
-    copy(params.tma_q.with(ss.bar_q), tQgQ, tQsQ);
-    // Key blocks last to first: the consumers meet the masked (diagonal / tail) blocks first.
-    for (int it = 0; it < n_blocks; ++it) {
-      const int n_block = n_block_max - 1 - it;
-      const int stage = PipelineTma<kStages>::stage(it);
-      copy(params.tma_k.with(ss.pipe_k.producer_acquire(it, kBytesKV)), tKgK(_, n_block), tKsK(_, stage));
-      copy(params.tma_v.with(ss.pipe_v.producer_acquire(it, kBytesKV)), tVgV(_, n_block), tVsV(_, stage));
+    Scheduler scheduler(params.sched);
+    sched::TileCoord tc;
+    int kv_it = 0;  // ring iteration of the tile's first key block
+    int q_it = 0;   // Q slot round
+    while (scheduler.next(tc)) {
+      TileWork w;
+      if (!tile_work(p, tc, w) || w.n_blocks == 0) continue;  // the consumers skip it too
+      const int tma_batch = p.varlen ? 0 : tc.batch;
+      const int head_kv = tc.head / p.group_size();
+
+      Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
+      Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
+                             Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
+      auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                        group_modes<0, 2>(gQ));
+      Tensor mK = params.tma_k.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
+      Tensor mV = params.tma_v.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
+      Tensor gK = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mK), kv_tile,
+                             make_coord(_, _0{}));  // (N, D, n_block)
+      Tensor gV = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mV), kv_tile,
+                             make_coord(_, _0{}));
+      // (tuples, not structured bindings: the loaders below capture them)
+      auto tK = tma_partition(params.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
+      auto tV = tma_partition(params.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
+
+      // Key blocks last to first: the consumers meet the masked (diagonal / tail) blocks first.
+      // K₀ goes before Q: its slot frees before Q's (Q is released after the previous tile's last
+      // Q·Kᵀ), so it is not held up behind the Q wait. Block 0 is peeled so the Q coordinates are
+      // dead in the loop (this thread runs on 24 registers).
+      auto load_k = [&](int it) {
+        copy(params.tma_k.with(ss.pipe_k.producer_acquire(kv_it + it, kBytesKV)),
+             get<0>(tK)(_, w.n_block_max - 1 - it), get<1>(tK)(_, PipelineTma<kStages>::stage(kv_it + it)));
+      };
+      auto load_v = [&](int it) {
+        copy(params.tma_v.with(ss.pipe_v.producer_acquire(kv_it + it, kBytesKV)),
+             get<0>(tV)(_, w.n_block_max - 1 - it), get<1>(tV)(_, PipelineTma<kStages>::stage(kv_it + it)));
+      };
+      load_k(0);
+      copy(params.tma_q.with(ss.pipe_q.producer_acquire(q_it, kBytesQ)), tQgQ, tQsQ);
+      load_v(0);
+#pragma unroll 1  // unrolled, this loop no longer fits the producer's 24 registers
+      for (int it = 1; it < w.n_blocks; ++it) {
+        load_k(it);
+        load_v(it);
+      }
+      kv_it += w.n_blocks;
+      ++q_it;
     }
+  }
+
+  // ---- producer, ablation (FA_SM90_FWD_ABLATE=no_tma_load): cp.async instead of TMA ----------
+  // All 128 producer threads copy each tile in 16-byte chunks, rows beyond the tensor zero-filled
+  // (what TMA does), and arrive on the slot's full barrier once their copies have landed. Same
+  // tile walk and load order as produce().
+  template <int kRows, class SmemTile>
+  __device__ static void cp_async_rows(Element const* src, int64_t row_stride, int64_t rows_valid,
+                                       SmemTile const& dst) {
+    constexpr int kChunksPerRow = kHeadDim * int(sizeof(Element)) / 16;
+    constexpr int kElemsPerChunk = 16 / int(sizeof(Element));
+#pragma unroll 1
+    for (int c = int(threadIdx.x); c < kRows * kChunksPerRow; c += kProducerThreads) {
+      const int r = c / kChunksPerRow;
+      const int col = (c - r * kChunksPerRow) * kElemsPerChunk;
+      const bool in = r < rows_valid;
+      Element const* g = src + (in ? int64_t(r) * row_stride + col : 0);
+      const uint32_t s = cute::cast_smem_ptr_to_uint(&dst(r, col));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(g), "r"(in ? 16 : 0)
+                   : "memory");
+    }
+  }
+
+  __device__ static void produce_cp_async(Params const& params, SharedStorage& ss) {
+    using namespace cute;
+    const core::AttnParams& p = params.attn;
+    const int64_t rows_q = p.varlen ? p.total_q : p.seqlen_q;  // the tensors' row extents
+    const int64_t rows_k = p.varlen ? p.total_k : p.seqlen_k;
+    Scheduler scheduler(params.sched);
+    sched::TileCoord tc;
+    int kv_it = 0, q_it = 0;
+    while (scheduler.next(tc)) {
+      TileWork w;
+      if (!tile_work(p, tc, w) || w.n_blocks == 0) continue;
+      const int64_t b = p.varlen ? 0 : tc.batch;
+      const int head_kv = tc.head / p.group_size();
+      Element const* k_seq = static_cast<Element const*>(p.k) + p.k_str.offset(b, w.seq.k_start, head_kv);
+      Element const* v_seq = static_cast<Element const*>(p.v) + p.v_str.offset(b, w.seq.k_start, head_kv);
+      const int64_t kv_rows = rows_k - w.seq.k_start;
+      auto load_kv = [&](PipeKV& pipe, Element* smem, Element const* seq_base, int64_t row_stride, int it) {
+        const int64_t row0 = int64_t(w.n_block_max - 1 - it) * kBlockN;
+        pipe.producer_acquire(kv_it + it);
+        Tensor s = make_tensor(make_smem_ptr(smem), SmemLayoutKV{})(_, _, PipeKV::stage(kv_it + it));
+        cp_async_rows<kBlockN>(seq_base + row0 * row_stride, row_stride, kv_rows - row0, s);
+        pipe.producer_commit(kv_it + it);
+      };
+      load_kv(ss.pipe_k, ss.k.data(), k_seq, p.k_str.row, 0);
+      ss.pipe_q.producer_acquire(q_it);
+      cp_async_rows<kBlockM>(static_cast<Element const*>(p.q) + p.q_str.offset(b, w.seq.q_start + w.m0, tc.head),
+                             p.q_str.row, rows_q - (w.seq.q_start + w.m0),
+                             make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{}));
+      ss.pipe_q.producer_commit(q_it);
+      load_kv(ss.pipe_v, ss.v.data(), v_seq, p.v_str.row, 0);
+#pragma unroll 1
+      for (int it = 1; it < w.n_blocks; ++it) {
+        load_kv(ss.pipe_k, ss.k.data(), k_seq, p.k_str.row, it);
+        load_kv(ss.pipe_v, ss.v.data(), v_seq, p.v_str.row, it);
+      }
+      kv_it += w.n_blocks;
+      ++q_it;
+    }
+    cute::cp_async_wait<0>();  // no thread leaves with copies in flight
   }
 
   // ---- consumers: GEMMs, softmax, epilogue --------------------------------------------------
@@ -263,13 +431,70 @@ struct FwdKernel {
     }
   }
 
-  __device__ static void consume(Params const& params, SharedStorage& ss, core::SeqInfo const& seq,
-                                 core::Mask const& mask, int batch, int head, int m0,
-                                 int n_block_max, int n_blocks) {
+  // Ping-pong: warpgroup w waits for its turn before issuing GEMMs and hands the turn to the
+  // other warpgroup right after issuing them. Both warpgroups take the same number of turns per
+  // tile, so the alternation simply continues from one tile to the next.
+  __device__ static void pingpong_wait(int consumer_wg) {
+    if constexpr (kPingPong)
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads,
+                                        uint32_t(FwdNamedBarrier::WarpSchedulerWG1) + consumer_wg);
+  }
+  __device__ static void pingpong_pass(int consumer_wg) {
+    if constexpr (kPingPong)
+      cutlass::arch::NamedBarrier::arrive(kConsumerThreads,
+                                          uint32_t(FwdNamedBarrier::WarpSchedulerWG1) + (1 - consumer_wg));
+  }
+
+  // Waits until a slot is loaded. cp.async (ablation) writes through the generic proxy, which
+  // wgmma (async proxy) does not see without a proxy fence after the wait.
+  template <class Pipe>
+  __device__ static void wait_full(Pipe& pipe, int it) {
+    pipe.consumer_wait(it);
+    if constexpr (!kTmaLoad) cutlass::arch::fence_view_async_shared();
+  }
+
+  __device__ static void consume(Params const& params, SharedStorage& ss) {
+    const int consumer_wg = (int(threadIdx.x) - 128) / 128;  // 0 or 1
+    // Warpgroup 0 goes first: warpgroup 1 opens its barrier.
+    if (kPingPong && consumer_wg == 1)
+      cutlass::arch::NamedBarrier::arrive(kConsumerThreads, uint32_t(FwdNamedBarrier::WarpSchedulerWG1));
+    Scheduler scheduler(params.sched);
+    sched::TileCoord tc;
+    int kv_it = 0, q_it = 0;  // same counters as the producer's
+    while (scheduler.next(tc)) {
+      TileWork w;
+      if (!tile_work(params.attn, tc, w)) continue;
+      consume_tile(params, ss, tc, w, kv_it, q_it);
+      if (w.n_blocks > 0) {
+        kv_it += w.n_blocks;
+        ++q_it;
+      }
+    }
+    // The last pass left warpgroup 0's barrier opened by warpgroup 1 without a matching wait;
+    // consume it so no arrival is left pending when the CTA exits.
+    if (kPingPong && consumer_wg == 0) pingpong_wait(consumer_wg);
+    // The shared-memory source of the last TMA store must stay valid until the store has read it.
+    if constexpr (kTmaStoreO) {
+      if (threadIdx.x % 128 == 0) cute::tma_store_wait<0>();
+    }
+  }
+
+  __device__ static void consume_tile(Params const& params, SharedStorage& ss,
+                                      sched::TileCoord const& tc, TileWork const& w, int kv_it,
+                                      int q_it) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
-    const int ctid = int(threadIdx.x) - 128;  // thread index among the consumers
-    const int consumer_wg = ctid / 128;       // 0 or 1
+    const core::SeqInfo& seq = w.seq;
+    const core::Mask& mask = w.mask;
+    const int m0 = w.m0;
+    const int n_block_max = w.n_block_max;
+    const int n_blocks = w.n_blocks;
+    int ctid = int(threadIdx.x) - 128;  // thread index among the consumers
+    // Opaque per tile: everything derived from the thread index (fragment coordinates, the
+    // epilogue's addresses) is recomputed inside the tile loop instead of being hoisted out of it
+    // and kept live (spilled) across the mainloop.
+    asm volatile("" : "+r"(ctid));
+    const int consumer_wg = ctid / 128;  // 0 or 1
 
     TiledMmaQK mma_qk;
     TiledMmaPV mma_pv;
@@ -324,92 +549,79 @@ struct FwdKernel {
 #pragma unroll
         for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= rescale_o[r];
     };
-    // Ping-pong: warpgroup w waits for its turn before issuing GEMMs and hands the turn to the
-    // other warpgroup right after issuing them.
-    auto scheduler_wait = [&]() {
-      if constexpr (kPingPong)
-        cutlass::arch::NamedBarrier::sync(kConsumerThreads,
-                                          uint32_t(FwdNamedBarrier::WarpSchedulerWG1) + consumer_wg);
-    };
-    auto scheduler_pass = [&]() {
-      if constexpr (kPingPong)
-        cutlass::arch::NamedBarrier::arrive(kConsumerThreads,
-                                            uint32_t(FwdNamedBarrier::WarpSchedulerWG1) + (1 - consumer_wg));
-    };
 
     if (n_blocks > 0) {
       auto& pipe_k = ss.pipe_k;
       auto& pipe_v = ss.pipe_v;
-      // Warpgroup 0 goes first: warpgroup 1 opens its barrier.
-      if (kPingPong && consumer_wg == 1)
-        cutlass::arch::NamedBarrier::arrive(kConsumerThreads, uint32_t(FwdNamedBarrier::WarpSchedulerWG1));
-      cutlass::arch::ClusterBarrier::wait(&ss.bar_q, 0);
+      using Ring = PipeKV;
+      wait_full(ss.pipe_q, q_it);
 
       if constexpr (kIntraWgOverlap) {
         // Block 0: S = Q·K₀ᵀ, softmax → P₀.
-        pipe_k.consumer_wait(0);
-        scheduler_wait();
-        wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, 0), tSrS);
-        scheduler_pass();
+        wait_full(pipe_k, kv_it);
+        pingpong_wait(consumer_wg);
+        wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, Ring::stage(kv_it)), tSrS);
+        pingpong_pass(consumer_wg);
         warpgroup_wait<0>();
-        pipe_k.consumer_release(0);
+        pipe_k.consumer_release(kv_it);
         transform_and_mask(n_block_max - 1);
         softmax.update(s_rc, rescale_o);
         convert_p();
         for (int it = 1; it < n_blocks; ++it) {
           const int n_block = n_block_max - 1 - it;
-          const int sk = PipelineTma<kStages>::stage(it);
-          const int sv = PipelineTma<kStages>::stage(it - 1);
-          pipe_k.consumer_wait(it);
-          scheduler_wait();
+          const int sk = Ring::stage(kv_it + it);
+          const int sv = Ring::stage(kv_it + it - 1);
+          wait_full(pipe_k, kv_it + it);
+          pingpong_wait(consumer_wg);
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, sk), tSrS);  // S_it in flight
-          pipe_v.consumer_wait(it - 1);
+          wait_full(pipe_v, kv_it + it - 1);
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
-          scheduler_pass();
+          pingpong_pass(consumer_wg);
           warpgroup_wait<1>();  // S_it done (groups retire in order)
-          pipe_k.consumer_release(it);
+          pipe_k.consumer_release(kv_it + it);
           transform_and_mask(n_block);
           softmax.update(s_rc, rescale_o);  // P_it in tSrS; O's factor kept for after PV
           warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
-          pipe_v.consumer_release(it - 1);
+          pipe_v.consumer_release(kv_it + it - 1);
           rescale();
           convert_p();
         }
-        const int last = n_blocks - 1;
-        pipe_v.consumer_wait(last);
-        scheduler_wait();
-        wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, PipelineTma<kStages>::stage(last)), tOrO);
-        scheduler_pass();
+        // Every Q·Kᵀ of the tile has retired: the producer may load the next tile's Q now,
+        // under this tile's last P·V and epilogue.
+        ss.pipe_q.consumer_release(q_it);
+        const int last = kv_it + n_blocks - 1;
+        wait_full(pipe_v, last);
+        pingpong_wait(consumer_wg);
+        wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
+        pingpong_pass(consumer_wg);
         warpgroup_wait<0>();
         pipe_v.consumer_release(last);
       } else {
         for (int it = 0; it < n_blocks; ++it) {
           const int n_block = n_block_max - 1 - it;
-          const int stage = PipelineTma<kStages>::stage(it);
-          pipe_k.consumer_wait(it);
-          scheduler_wait();
+          const int stage = Ring::stage(kv_it + it);
+          wait_full(pipe_k, kv_it + it);
+          pingpong_wait(consumer_wg);
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, stage), tSrS);
-          scheduler_pass();
+          pingpong_pass(consumer_wg);
           warpgroup_wait<0>();
-          pipe_k.consumer_release(it);
+          pipe_k.consumer_release(kv_it + it);
+          if (it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);  // last Q·Kᵀ retired
           transform_and_mask(n_block);
           softmax.update(s_rc, rescale_o);
           rescale();
           convert_p();
-          pipe_v.consumer_wait(it);
-          scheduler_wait();
+          wait_full(pipe_v, kv_it + it);
+          pingpong_wait(consumer_wg);
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, stage), tOrO);
-          scheduler_pass();
+          pingpong_pass(consumer_wg);
           warpgroup_wait<0>();
-          pipe_v.consumer_release(it);
+          pipe_v.consumer_release(kv_it + it);
         }
       }
-      // The last pass left warpgroup 0's barrier opened by warpgroup 1 (or vice versa) without a
-      // matching wait; consume it so no arrival is left pending when the CTA exits.
-      if (kPingPong && consumer_wg == 0) scheduler_wait();
     }
 
-    // ---- epilogue: O / l, LSE, predicated stores ------------------------------------------
+    // ---- epilogue: O / l, LSE, stores -----------------------------------------------------
     float inv_sum[kRows], lse[kRows];
     softmax.finalize(inv_sum, lse);
 #pragma unroll
@@ -418,20 +630,35 @@ struct FwdKernel {
       for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= inv_sum[r];
 
     Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
-    Element* o_base = static_cast<Element*>(p.o);
-    // Each thread holds column pairs (2j, 2j+1): one 32-bit store per pair.
+    // fp32 → Element once; each thread holds column pairs (2j, 2j+1): one 32-bit store per pair.
     static_assert(decltype(size<0, 0>(tOrO))::value == 2);
+    Tensor rO = make_tensor<Element>(tOrO.layout());
+    {
+      constexpr int kN = decltype(size(tOrO))::value;
+      cutlass::NumericArrayConverter<Element, float, kN> conv;
+      *reinterpret_cast<cutlass::Array<Element, kN>*>(rO.data()) =
+          conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tOrO.data()));
+    }
+    using Pair = cutlass::Array<Element, 2>;
+    bool stored = false;
+    if constexpr (kTmaStoreO) {
+      if (params.tma_store_o) {
+        store_o_tma(params, ss, tc, m0, seq.q_len, consumer_wg, cO, rO);
+        stored = true;
+      }
+    }
+    if (!stored) {
+      // Direct stores: varlen (a TMA box could write rows of the next sequence), O not laid out
+      // for TMA, or no room for the O buffer.
+      Element* o_base = static_cast<Element*>(p.o);
 #pragma unroll
-    for (int i = 0; i < size(tOrO); i += 2) {
-      const int row = get<0>(cO(i));
-      const int col = get<1>(cO(i));
-      if (m0 + row < seq.q_len) {
-        const int64_t off = p.o_str.offset(batch, seq.q_start + m0 + row, head) + col;
-        cutlass::Array<float, 2> pair;
-        pair[0] = tOrO(i);
-        pair[1] = tOrO(i + 1);
-        cutlass::NumericArrayConverter<Element, float, 2> conv;
-        *reinterpret_cast<cutlass::Array<Element, 2>*>(o_base + off) = conv(pair);
+      for (int i = 0; i < size(rO); i += 2) {
+        const int row = get<0>(cO(i));
+        const int col = get<1>(cO(i));
+        if (m0 + row < seq.q_len) {
+          const int64_t off = p.o_str.offset(tc.batch, seq.q_start + m0 + row, tc.head) + col;
+          *reinterpret_cast<Pair*>(o_base + off) = *reinterpret_cast<Pair const*>(&rO(i));
+        }
       }
     }
     if (p.lse != nullptr) {
@@ -440,8 +667,46 @@ struct FwdKernel {
       for (int r = 0; r < kRows; ++r) {
         const int row = get<0>(cO_rc(r, 0));
         if (get<1>(cO_rc(r, 0)) == 0 && m0 + row < seq.q_len)
-          p.lse[p.lse_offset(batch, head, seq.q_start + m0 + row)] = lse[r];
+          p.lse[p.lse_offset(tc.batch, tc.head, seq.q_start + m0 + row)] = lse[r];
       }
+    }
+  }
+
+  // TMA-store epilogue of one consumer warpgroup: its 64 rows go registers → its half of the O
+  // buffer (same swizzle as Q, so the 32-bit pair stores of a warp hit distinct banks) → one
+  // thread issues the store. TMA clips rows beyond the sequence (batch form only).
+  template <class TensorCO, class TensorRO>
+  __device__ __forceinline__ static void store_o_tma(Params const& params, SharedStorage& ss,
+                                                     sched::TileCoord const& tc, int m0, int64_t q_len,
+                                                     int consumer_wg, TensorCO const& cO,
+                                                     TensorRO const& rO) {
+    using namespace cute;
+    const bool leader = threadIdx.x % 128 == 0;
+    const uint32_t barrier = kEpilogueBarrierWG1 + uint32_t(consumer_wg);
+    Tensor sO = make_tensor(make_smem_ptr(ss.o.data() + consumer_wg * cosize_v<SmemLayoutOHalf>),
+                            SmemLayoutOHalf{});
+    // The previous tile's store must have finished reading this buffer before it is overwritten
+    // (long done by now: a whole tile's mainloop ran in between).
+    if (leader) tma_store_wait<0>();
+    cutlass::arch::NamedBarrier::sync(128, barrier);
+#pragma unroll
+    for (int i = 0; i < size(cO); i += 2) {
+      const int row = get<0>(cO(i)) - consumer_wg * kWgRows;
+      const int col = get<1>(cO(i));
+      *reinterpret_cast<cutlass::Array<Element, 2>*>(&sO(row, col)) =
+          *reinterpret_cast<cutlass::Array<Element, 2> const*>(&rO(i));
+    }
+    // Generic-proxy writes → visible to the async proxy (TMA), then all 128 writers done.
+    cutlass::arch::fence_view_async_shared();
+    cutlass::arch::NamedBarrier::sync(128, barrier);
+    if (leader && m0 + consumer_wg * kWgRows < q_len) {
+      Tensor mO = params.tma_o.get_tma_tensor(params.shape_q)(_, _, tc.head, tc.batch);
+      Tensor gO = local_tile(mO, Shape<Int<kWgRows>, Int<kHeadDim>>{},
+                             make_coord(tc.m_block * kConsumerWGs + consumer_wg, _0{}));
+      auto [tOgO, tOsO] = tma_partition(params.tma_o, _0{}, Layout<_1>{}, group_modes<0, 2>(sO),
+                                        group_modes<0, 2>(gO));
+      copy(params.tma_o, tOsO, tOgO);
+      tma_store_arrive();
     }
   }
 };
@@ -500,6 +765,33 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
                        make_layout(shape_k, make_stride(st.row, _1{}, st.head,
                                                         batch_stride(st, no_keys ? 1 : rows_k))));
   };
+  // O through TMA: the batch form only (a varlen box could cover the next sequence's rows) and
+  // only where O is TMA-aligned. Otherwise the map is built over Q (valid, never used).
+  const bool tma_store_o = Kernel::kTmaStoreO && !p.varlen && tma_ok(p.o, p.o_str, sizeof(Element));
+  auto make_tma_o = [&]() -> typename Kernel::TmaO {
+    if constexpr (Kernel::kTmaStoreO) {
+      const core::Strides& st = tma_store_o ? p.o_str : p.q_str;
+      Tensor mO = make_tensor(
+          make_gmem_ptr(static_cast<Element*>(tma_store_o ? p.o : const_cast<void*>(p.q))),
+          make_layout(shape_q, make_stride(st.row, _1{}, st.head, batch_stride(st, rows_q))));
+      return make_tma_copy(SM90_TMA_STORE{}, mO, typename Kernel::SmemLayoutOHalf{},
+                           Shape<Int<Kernel::kWgRows>, Int<Kernel::kHeadDimC>>{}, _1{});
+    } else {
+      return {};
+    }
+  };
+
+  // Persistent grid (one CTA per SM, Kernel::Scheduler walks the tiles) for the batch form;
+  // varlen keeps one CTA per (query block, head, sequence) with the longest sequence's blocks.
+  const int64_t m_blocks = (p.seqlen_q + Kernel::kBlockM - 1) / Kernel::kBlockM;
+  const int64_t tiles = m_blocks * p.heads_q * p.batch;
+  const int sms = Kernel::kPersistent && !p.varlen && tiles <= INT32_MAX - 4096 ? sched::sm_count(p.device_id) : 0;
+  const bool persistent = sms > 0;
+  // Causal / right-bounded windows: the last query blocks see the most keys (bottom-right
+  // alignment), so they are scheduled first. A left-only window is heaviest at the top: keep order.
+  const bool reverse_m = Kernel::kMaskedC && p.window_right >= 0;
+  const int64_t kv_bytes = 2 * p.seqlen_k * p.head_dim * int64_t(sizeof(Element));
+
   Params params{
       make_tma_copy(SM90_TMA_LOAD{}, mQ, typename Kernel::SmemLayoutQ{},
                     Shape<Int<Kernel::kBlockM>, Int<Kernel::kHeadDimC>>{}, _1{}),
@@ -507,54 +799,61 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
                     Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{}),
       make_tma_copy(SM90_TMA_LOAD{}, kv_tensor(p.v, p.v_str), take<0, 2>(typename Kernel::SmemLayoutKV{}),
                     Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{}),
+      make_tma_o(),
       shape_q,
       shape_k,
       p,
       (p.softcap > 0.f ? p.softcap : p.scale) * core::kLog2e,
       p.softcap > 0.f ? p.scale / p.softcap : 0.f,
+      Kernel::Scheduler::make_params(int(m_blocks), p.heads_q, p.batch, p.group_size(), kv_bytes,
+                                     reverse_m, persistent),
+      tma_store_o,
   };
 
   auto kernel = sm90_fwd_kernel<Kernel>;
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       Kernel::kSmemBytes);
+  cudaError_t e = set_max_dynamic_smem(kernel, int(Kernel::kSmemBytes), p.device_id);
   if (e != cudaSuccess) return check_launch("sm90 forward: cudaFuncSetAttribute");
-  const int64_t m_blocks = (p.seqlen_q + Kernel::kBlockM - 1) / Kernel::kBlockM;
-  if (p.batch > 65535) return core::unsupported("the sm90 forward supports at most 65535 sequences");
-  dim3 grid(unsigned(m_blocks), unsigned(p.heads_q), unsigned(p.batch));
+  if (!persistent && p.batch > 65535)
+    return core::unsupported("the sm90 forward supports at most 65535 sequences");
+  const dim3 grid = persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
+                               : dim3(unsigned(m_blocks), unsigned(p.heads_q), unsigned(p.batch));
   kernel<<<grid, Kernel::kThreads, Kernel::kSmemBytes, stream>>>(params);
   return check_launch("sm90 forward kernel launch");
 }
 
-// One kernel variant, launched. The default instances (src/cuda/instances/sm90_fwd_*.cu) use
-// overlap + ping-pong; the ablation variants are explicitly instantiated for bf16 d128 only, in
+// One kernel variant, launched. The default instances (src/cuda/instances/sm90_fwd_*.cu) use every
+// feature; the ablation variants are explicitly instantiated for bf16 d128 only, in
 // src/cuda/sm90/fwd_ablation_*.cu, so the instance files stay at one kernel each (compile budget).
-template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap, bool kIntraWgOverlap, bool kPingPong>
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap, unsigned kFeatures>
 core::Status launch_fwd_variant(const core::AttnParams& p, cudaStream_t stream) {
-  return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, kIntraWgOverlap, kPingPong>, Element>(
-      p, stream);
+  return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, kFeatures>, Element>(p, stream);
 }
-#define FA_SM90_FWD_ABLATION_VARIANTS(X)                                 \
-  X(cutlass::bfloat16_t, 128, false, false, true, false) /* no_pingpong */ \
-  X(cutlass::bfloat16_t, 128, true, true, true, false)                   \
-  X(cutlass::bfloat16_t, 128, false, false, false, true) /* no_overlap */ \
-  X(cutlass::bfloat16_t, 128, true, true, false, true)                   \
-  X(cutlass::bfloat16_t, 128, false, false, false, false) /* plain */    \
-  X(cutlass::bfloat16_t, 128, true, true, false, false)
-#define FA_SM90_FWD_EXTERN(E, D, M, S, O, P) \
-  extern template core::Status launch_fwd_variant<E, D, M, S, O, P>(const core::AttnParams&, cudaStream_t);
-FA_SM90_FWD_ABLATION_VARIANTS(FA_SM90_FWD_EXTERN)
+// (name for FA_SM90_FWD_ABLATE, features). Each runs as bf16 d128, unmasked and masked+softcap.
+#define FA_SM90_FWD_ABLATIONS(X)                                                           \
+  X(no_pingpong, fwd_feature::kAll & ~fwd_feature::kPingPong)                              \
+  X(no_overlap, fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap)                         \
+  X(plain, fwd_feature::kAll & ~(fwd_feature::kPingPong | fwd_feature::kIntraWgOverlap))   \
+  X(no_persistent, fwd_feature::kAll & ~fwd_feature::kPersistent)                          \
+  X(no_tma_store, fwd_feature::kAll & ~fwd_feature::kTmaStore)                             \
+  X(no_tma_load, fwd_feature::kAll & ~fwd_feature::kTmaLoad)
+#define FA_SM90_FWD_EXTERN(NAME, F)                                                                   \
+  extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 128, false, false, (F)>(      \
+      const core::AttnParams&, cudaStream_t);                                                         \
+  extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 128, true, true, (F)>(        \
+      const core::AttnParams&, cudaStream_t);
+FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_EXTERN)
 #undef FA_SM90_FWD_EXTERN
 
-// Ablations: FA_SM90_FWD_ABLATE = "no_pingpong" | "no_overlap" | "plain" (neither), read per call;
-// honoured for bf16 d128 (other instances ignore it).
-inline int sm90_fwd_ablation() {
+// Ablations: FA_SM90_FWD_ABLATE = one of the names above (read per call; honoured for bf16 d128,
+// other instances ignore it). Returns the feature set, or kAll when unset / unknown.
+inline unsigned sm90_fwd_ablation() {
   const char* v = std::getenv("FA_SM90_FWD_ABLATE");
-  if (!v || !*v) return 0;
-  const std::string s(v);
-  if (s == "no_pingpong") return 1;
-  if (s == "no_overlap") return 2;
-  if (s == "plain") return 3;
-  return 0;
+  if (!v || !*v) return fwd_feature::kAll;
+#define FA_SM90_FWD_MATCH(NAME, F) \
+  if (std::strcmp(v, #NAME) == 0) return (F);
+  FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_MATCH)
+#undef FA_SM90_FWD_MATCH
+  return fwd_feature::kAll;
 }
 
 }  // namespace fa::cuda::sm90
@@ -566,12 +865,11 @@ core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
   using namespace sm90;
   if (p.seqlen_q == 0) return core::Status::success();
   if constexpr (kHeadDim == 128 && std::is_same_v<Element, cutlass::bfloat16_t> && kMasked == kSoftcap) {
-    switch (sm90_fwd_ablation()) {
-      case 1: return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, true, false>(p, stream);
-      case 2: return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, false, true>(p, stream);
-      case 3: return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, false, false>(p, stream);
-      default: break;
-    }
+    const unsigned features = sm90_fwd_ablation();
+#define FA_SM90_FWD_CASE(NAME, F) \
+  if (features == (F)) return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, (F)>(p, stream);
+    FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_CASE)
+#undef FA_SM90_FWD_CASE
   }
   return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap>, Element>(p, stream);
 }

@@ -1,0 +1,129 @@
+// Tile schedulers: which (query block, head, batch) output tiles a CTA computes, and in what order.
+//
+// StaticLptScheduler serves two grids with one device interface (`next`):
+//   - persistent: grid = number of SMs (one CTA per SM); CTA i walks the tile list i, then
+//     2G-1-i, then 2G+i, ... (a "snake" over rounds of G = gridDim.x tiles). The assignment is
+//     static, so results and timing are deterministic and no global counter has to be reset
+//     between calls.
+//   - one tile per CTA: grid = (m_blocks, heads, batch), the pre-persistent form; varlen uses it
+//     (the number of query blocks differs per sequence, so a flat tile index would need the
+//     cumulative block counts on the device).
+// Tile order (persistent): the (batch, head) pairs are cut into L2 sections whose K/V fit in about
+// kL2BudgetBytes (32 MB); a section's tiles run before the next section's. Inside a section the query
+// block index is the outer loop and the head the inner one, so the CTAs running at one moment
+// share a few K/V heads (query heads of one GQA group are adjacent) and read them from L2. With a
+// causal / right-bounded window the last query blocks see the most keys: they go first
+// (longest-processing-time first), and the snake hands the round after a heavy round's heaviest
+// tile to the CTA that got that round's lightest one.
+#pragma once
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+namespace fa::cuda::sched {
+
+struct TileCoord {
+  int m_block = 0;
+  int head = 0;
+  int batch = 0;
+};
+
+struct StaticLptScheduler {
+  struct Params {
+    int m_blocks = 0;
+    int heads = 0;
+    int batch = 0;
+    int total_tiles = 0;    // m_blocks × heads × batch (persistent grid only)
+    int section_pairs = 1;  // (batch, head) pairs per L2 section
+    bool reverse_m = false; // heavy query blocks last in the sequence: walk them first
+    bool persistent = false;
+  };
+
+  // Under the H100/H200 L2 (50 MB): the rest holds the streamed Q/O tiles and the previous
+  // section's tail while sections change. Not tuned on the GPU yet.
+  static constexpr int64_t kL2BudgetBytes = int64_t(32) << 20;
+
+  // Tile of CTA `cta` (of `ctas`) in round `round` of the persistent walk; false past the end.
+  // Pure arithmetic (host and device) so tests/core can check the walk covers every tile once.
+  // 32-bit throughout: the host keeps total_tiles + ctas below 2^31.
+  FA_HD static bool tile_at(Params const& sp, int cta, int ctas, int round, TileCoord& tile) {
+    const int t = round * ctas + ((round & 1) ? ctas - 1 - cta : cta);
+    if (t >= sp.total_tiles) return false;  // also ends the round after the last full one
+    const int per_section = sp.section_pairs * sp.m_blocks;
+    const int section = t / per_section;
+    const int local = t - section * per_section;
+    const int pair0 = section * sp.section_pairs;
+    const int rest = sp.heads * sp.batch - pair0;
+    const int pairs = sp.section_pairs < rest ? sp.section_pairs : rest;  // the last may be short
+    const int m_rank = local / pairs;
+    const int pair = pair0 + (local - m_rank * pairs);
+    tile.m_block = sp.reverse_m ? sp.m_blocks - 1 - m_rank : m_rank;
+    tile.batch = pair / sp.heads;
+    tile.head = pair - tile.batch * sp.heads;
+    return true;
+  }
+
+#if defined(__CUDACC__)
+  Params const& p;
+  int round = 0;
+
+  __device__ explicit StaticLptScheduler(Params const& params) : p(params) {}
+
+  // The CTA's next tile; false when it has none left. Every role of the CTA calls it in the same
+  // sequence, so they agree on the tiles without communicating.
+  __device__ bool next(TileCoord& tile) {
+    if (!p.persistent) {
+      if (round++ > 0) return false;
+      tile.m_block = p.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
+      tile.head = int(blockIdx.y);
+      tile.batch = int(blockIdx.z);
+      return true;
+    }
+    return tile_at(p, int(blockIdx.x), int(gridDim.x), round++, tile);
+  }
+#endif
+
+  // ---- host side ----
+  // kv_bytes_per_kv_head: K + V bytes one KV head of one sequence occupies.
+  static Params make_params(int m_blocks, int heads, int batch, int group_size,
+                            int64_t kv_bytes_per_kv_head, bool reverse_m, bool persistent) {
+    Params s;
+    s.m_blocks = m_blocks;
+    s.heads = heads;
+    s.batch = batch;
+    s.reverse_m = reverse_m;
+    s.persistent = persistent;
+    const int64_t pairs = int64_t(heads) * batch;
+    s.total_tiles = int(std::min<int64_t>(pairs * m_blocks, INT32_MAX - 4096));  // caller checks
+    const int64_t kv_heads = std::max<int64_t>(1, kL2BudgetBytes / std::max<int64_t>(1, kv_bytes_per_kv_head));
+    s.section_pairs = int(std::clamp<int64_t>(kv_heads * group_size, 1, std::max<int64_t>(1, pairs)));
+    return s;
+  }
+};
+
+#if defined(__CUDACC__)
+// Streaming multiprocessors of a device, queried once per device per process (the persistent
+// grid size). Returns 0 when the query fails (the caller then keeps the one-tile-per-CTA grid).
+inline int sm_count(int device) {
+  static std::array<std::atomic<int>, 64> cache{};
+  if (device < 0 || device >= int(cache.size())) return 0;
+  int n = cache[size_t(device)].load(std::memory_order_relaxed);
+  if (n > 0) return n;
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();  // clear the sticky-free error so the launch check does not see it
+    return 0;
+  }
+  cache[size_t(device)].store(n, std::memory_order_relaxed);
+  return n;
+}
+#endif
+
+}  // namespace fa::cuda::sched
