@@ -1,11 +1,14 @@
 """Per-call host overhead of each Python layer, at a shape small enough that the kernel is negligible.
 
 Rows, thinnest first (all forward unless named):
-  _C.torch_forward          extension + C ABI: tensors read in C++, outputs preallocated
+  _C.torch_forward_preallocated  extension + C ABI: tensors read in C++, outputs preallocated
   _C.forward (DLPack)       the framework-neutral binding on the same tensors (4 DLPack exports)
-  _fwd_impl                 + descriptors from the tensors, torch allocation of out/lse, stream query
+  _C.torch_fwd              + out and lse allocated through torch inside the same call
+  _C.torch_bwd              the backward's whole host path below autograd: 6 tensors read,
+                            dq/dk/dv and the workspace allocated through torch, launches
   torch.ops.flashattn.fwd   + the torch.library custom-op dispatcher (the torch.compile path)
   flash_attn_func           the public function in eager mode, no grad (direct path)
+  flash_attn_func lse       the same with return_attn_probs=True (allocates lse too)
   flash_attn_func+grad      the same with inputs requiring grad (autograd.Function)
   ...+grad via custom op    the same through the custom op and register_autograd (the old path)
   flash_attn_func fwd+bwd   forward and torch.autograd.grad
@@ -117,13 +120,15 @@ def main():
         torch.autograd.grad(o, (qtg, ktg, vtg), gt)
 
     rows = [
-        ("_C.torch_forward", lambda: _C.torch_forward(q, k, v, out_ptr, lse_ptr, 0.0, causal, -1, -1, 0.0, False, 0,
-                                                      0)),
+        ("_C.torch_forward_preallocated",
+         lambda: _C.torch_forward_preallocated(q, k, v, out_ptr, lse_ptr, 0.0, causal, -1, -1, 0.0, False)),
         ("_C.forward (DLPack)", lambda: _C.forward(q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False, 0, 0, threads,
                                                    stream, None)),
-        ("_fwd_impl", lambda: _torch._fwd_impl(q, k, v, 0.0, causal, -1, -1, 0.0, False)),
+        ("_C.torch_fwd", lambda: _C.torch_fwd(q, k, v, False, True, 0.0, causal, -1, -1, 0.0, False)),
+        ("_C.torch_bwd", lambda: _C.torch_bwd(g, q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False)),
         ("torch.ops.flashattn.fwd", lambda: torch.ops.flashattn.fwd(q, k, v, 0.0, causal, -1, -1, 0.0, False)),
         ("flash_attn_func", lambda: flashattn.flash_attn_func(q, k, v, causal=causal)),
+        ("flash_attn_func lse", lambda: flashattn.flash_attn_func(q, k, v, causal=causal, return_attn_probs=True)),
         ("flash_attn_func+grad", lambda: flashattn.flash_attn_func(qg, kg, vg, causal=causal)),
         ("flash_attn_func+grad via custom op", via_ops),
         ("flash_attn_func fwd+bwd", fa_fwd_bwd),

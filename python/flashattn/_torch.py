@@ -12,8 +12,10 @@ Two paths to the same implementation functions (_fwd_impl, _bwd_impl, _varlen_*_
 Either way every output and the workspace come from torch's allocator and the kernels run on
 torch's current stream, which is what CUDA-graph capture needs: nothing inside a call allocates
 or synchronises on its own. Tensors reach the extension as themselves, read through their
-attributes in C++, not through DLPack (see flashattn_ext.cpp); FLASHATTN_EAGER_OPS=1 routes eager calls through the custom ops too (for
-A/B measurements of what the direct path saves).
+attributes in C++, not through DLPack, and one extension call does an eager call's whole host
+side: route decision, contiguity copies, allocation of outputs and workspace (through torch's
+functions) and the launch (see flashattn_ext.cpp). FLASHATTN_EAGER_OPS=1 routes eager calls
+through the custom ops too (for A/B measurements of what the direct path saves).
 """
 
 from __future__ import annotations
@@ -43,103 +45,58 @@ except AttributeError:  # pragma: no cover - torch without CUDA support
         return torch.cuda.current_stream(index).cuda_stream
 
 
+_is_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
+
+# Anything that must see the custom ops rather than the direct path: each answers truthy when
+# active. Read by the extension on every eager call (after _is_compiling, which stays in Python
+# so that dynamo folds it to a constant and traces nothing past it).
+_BLOCKERS = (
+    getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0),  # TorchDispatchMode (fake tensors, profilers)
+    getattr(torch._C, "_are_functorch_transforms_active", lambda: False),  # vmap, grad, functionalize
+    torch._C._get_tracing_state,  # torch.jit.trace
+)
+
 # The CPU backend runs with torch's intra-op thread count (torch.set_num_threads governs both).
-_C.torch_setup(_FA_DTYPE, _raw_stream, torch.get_num_threads)
+_C.torch_setup(_FA_DTYPE, _raw_stream, torch.get_num_threads, Tensor, torch.empty_like, torch.empty, torch.device,
+               torch.contiguous_format, torch.uint8, torch.float32, _grad_enabled, _BLOCKERS)
 
-
-def _last_dim_contiguous(x: Tensor) -> Tensor:
-    # flash_attn's convention: only a non-contiguous last dimension forces a copy; other strides
-    # (e.g. q/k/v sliced out of a packed qkv, or transformers' transposed heads) pass as they are.
-    # is_contiguous() first: the common case, and cheaper than stride(-1).
-    return x if x.is_contiguous() or x.stride(-1) == 1 else x.contiguous()
-
-
-def _check_rank(x: Tensor, want: int, name: str):
-    if x.dim() != want:
-        raise ValueError(f"{name}: expected rank {want}, got {x.dim()}")
-
-
-def _empty_like(x: Tensor) -> Tensor:
-    # Contiguous, x's shape, dtype and device; cheaper than torch.empty(x.shape, dtype=..., device=...).
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def _workspace(need: int, like: Tensor) -> Tensor:
-    return torch.empty(need, dtype=torch.uint8, device=like.device)
+# Bound once: a module attribute lookup per call is a measurable share of a small call.
+_c_fwd = _C.torch_fwd
+_c_bwd = _C.torch_bwd
+_c_varlen_fwd = _C.torch_varlen_fwd
+_c_varlen_bwd = _C.torch_varlen_bwd
 
 
 # ------------------------------------------------------------------------------------------------
-# Implementations (shared by the custom ops and the eager fast path)
+# Implementations (shared by the custom ops and the eager fast path). The extension makes
+# flash_attn's contiguity copies (only a non-contiguous last dimension forces one; a
+# non-contiguous dout is always copied), allocates out/lse or dq/dk/dv and any workspace through
+# torch, and runs on torch's current stream.
 # ------------------------------------------------------------------------------------------------
 def _fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, softcap, deterministic, want_lse=True):
     # want_lse=False (inference without return_attn_probs) saves an allocation; lse is then None.
-    # Without lse the library's validation reports a wrong rank (same message).
-    q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
-    out = _empty_like(q)
-    if want_lse:
-        _check_rank(q, 4, "q")
-        b, nq, h, _ = q.shape
-        lse = q.new_empty((b, h, nq), dtype=torch.float32)
-    else:
-        lse = None
-    args = (q, k, v, out.data_ptr(), 0 if lse is None else lse.data_ptr(), softmax_scale, causal, window_left,
-            window_right, softcap, deterministic)
-    need = _C.torch_forward(*args, 0, 0)
-    if need:  # the call did not run: it needs this much scratch, from torch's allocator
-        ws = _workspace(need, q)
-        _C.torch_forward(*args, ws.data_ptr(), need)
-    return out, lse
+    r = _c_fwd(q, k, v, False, want_lse, softmax_scale, causal, window_left, window_right, softcap, deterministic)
+    return r if want_lse else (r, None)
 
 
 def _bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right, softcap, deterministic):
-    # dout from autograd can be an expanded view (stride 0 everywhere, e.g. from .sum()).
-    dout = dout.contiguous()
-    q, k, v, out = (_last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v),
-                    _last_dim_contiguous(out))
-    dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
-    args = (q, k, v, out, lse, dout, dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale, causal,
-            window_left, window_right, softcap, deterministic)
-    need = _C.torch_backward(*args, 0, 0)
-    if need:
-        ws = _workspace(need, q)
-        _C.torch_backward(*args, ws.data_ptr(), need)
-    return dq, dk, dv
+    return _c_bwd(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right, softcap, deterministic)
 
 
 def _varlen_fwd_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
                      window_left, window_right, softcap, deterministic, seqused_k, want_lse=True):
-    q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
-    out = _empty_like(q)
-    if want_lse:
-        _check_rank(q, 3, "q")
-        total_q, h, _ = q.shape
-        lse = q.new_empty((h, total_q), dtype=torch.float32)
-    else:
-        lse = None
-    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_seqlen_q,
-            max_seqlen_k, out.data_ptr(), 0 if lse is None else lse.data_ptr(), softmax_scale, causal, window_left,
-            window_right, softcap, deterministic)
-    need = _C.torch_varlen_forward(*args, 0, 0)
-    if need:
-        ws = _workspace(need, q)
-        _C.torch_varlen_forward(*args, ws.data_ptr(), need)
-    return out, lse
+    r = _c_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_seqlen_q,
+                      max_seqlen_k, False, want_lse, softmax_scale, causal, window_left, window_right, softcap,
+                      deterministic)
+    return r if want_lse else (r, None)
 
 
 def _varlen_bwd_impl(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale,
                      causal, window_left, window_right, softcap, deterministic, seqused_k):
-    dout = dout.contiguous()
-    q, k, v, out = (_last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v),
-                    _last_dim_contiguous(out))
-    dq, dk, dv = _empty_like(q), _empty_like(k), _empty_like(v)
-    args = (q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_seqlen_q,
-            max_seqlen_k, out, lse, dout, dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), softmax_scale, causal,
-            window_left, window_right, softcap, deterministic)
-    need = _C.torch_varlen_backward(*args, 0, 0)
-    if need:
-        ws = _workspace(need, q)
-        _C.torch_varlen_backward(*args, ws.data_ptr(), need)
-    return dq, dk, dv
+    return _c_varlen_bwd(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k,
+                         () if seqused_k is None else seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
+                         window_left, window_right, softcap, deterministic)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,57 +199,69 @@ torch.library.register_autograd("flashattn::varlen_fwd", _varlen_backward, setup
 # Eager fast path
 # ------------------------------------------------------------------------------------------------
 class _FlashAttnFunc(torch.autograd.Function):
-    # Same saved tensors and backward as the custom op's register_autograd, without the dispatcher.
+    """Same saved tensors and backward as the custom op's register_autograd, without the dispatcher.
+
+    apply(q, k, v, opts, want_lse): opts are flash_attn_func's option arguments as given (the
+    extension converts them); returns out, or (out, lse) with want_lse. lse is saved either way but
+    returned only when asked: a second differentiable output makes autograd materialise a zero
+    gradient for it in every backward (an allocation and a fill kernel); when it is returned it is
+    marked non-differentiable and materialisation is off.
+    """
+
     @staticmethod
-    def forward(ctx, q, k, v, *options):
-        out, lse = _fwd_impl(q, k, v, *options)
-        ctx.options = options
+    def forward(ctx, q, k, v, opts, want_lse):
+        out, lse = _c_fwd(q, k, v, False, True, *opts)
+        ctx.opts = opts
         ctx.save_for_backward(q, k, v, out, lse)
+        if not want_lse:
+            return out
+        ctx.mark_non_differentiable(lse)
+        ctx.set_materialize_grads(False)
         return out, lse
 
     @staticmethod
-    @torch.autograd.function.once_differentiable  # like the custom op: no double backward
-    def backward(ctx, dout, dlse):
+    def backward(ctx, dout, *_):
+        if dout is None:  # only lse reached the loss; it carries no gradient
+            return None, None, None, None, None
+        if _grad_enabled():  # create_graph=True: refuse a double backward, as the custom op does
+            return _FlashAttnFunc._backward_once(ctx, dout)
         q, k, v, out, lse = ctx.saved_tensors
-        dq, dk, dv = _bwd_impl(dout, q, k, v, out, lse, *ctx.options)
-        return dq, dk, dv, None, None, None, None, None, None
+        dq, dk, dv = _c_bwd(dout, q, k, v, out, lse, *ctx.opts)
+        return dq, dk, dv, None, None
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def _backward_once(ctx, dout):
+        # once_differentiable's wrapper (a no_grad block, output checks) costs microseconds per
+        # backward; it is only needed when the backward itself is being recorded.
+        q, k, v, out, lse = ctx.saved_tensors
+        dq, dk, dv = _c_bwd(dout, q, k, v, out, lse, *ctx.opts)
+        return dq, dk, dv, None, None
 
 
 class _FlashAttnVarlenFunc(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, cu_q, cu_k, seqused_k, *options):
+    def forward(ctx, q, k, v, cu_q, cu_k, seqused_k, options):
         out, lse = _varlen_fwd_impl(q, k, v, cu_q, cu_k, *options, seqused_k)
         ctx.options = options
         ctx.has_seqused = seqused_k is not None
         ctx.save_for_backward(q, k, v, out, lse, cu_q, cu_k, *((seqused_k,) if ctx.has_seqused else ()))
+        ctx.mark_non_differentiable(lse)
+        ctx.set_materialize_grads(False)
         return out, lse
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout, dlse):
+        if dout is None:
+            return (None,) * 7
         q, k, v, out, lse, cu_q, cu_k, *used = ctx.saved_tensors
         dq, dk, dv = _varlen_bwd_impl(dout, q, k, v, out, lse, cu_q, cu_k, *ctx.options,
                                       used[0] if ctx.has_seqused else None)
-        return (dq, dk, dv) + (None,) * 11
+        return (dq, dk, dv) + (None,) * 4
 
 
-_is_compiling = torch.compiler.is_compiling
-_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", lambda: False)
-_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
-_jit_tracing = torch._C._get_tracing_state
 _FORCE_OPS = os.environ.get("FLASHATTN_EAGER_OPS", "0") not in ("", "0")
-
-
-def _direct(q, k, v) -> bool:
-    """True when the call may bypass the custom ops: plain eager tensors, no tracer, no transform,
-    no dispatch mode that expects to see the op."""
-    # is_compiling first: under dynamo it is a constant True and nothing after it gets traced.
-    return (not _is_compiling() and type(q) is Tensor and type(k) is Tensor and type(v) is Tensor
-            and not _FORCE_OPS and not _dispatch_modes() and not _functorch_active() and not _jit_tracing())
-
-
-def _needs_grad(q, k, v) -> bool:
-    return (q.requires_grad or k.requires_grad or v.requires_grad) and torch.is_grad_enabled()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -313,13 +282,6 @@ def _check_tensor(t, name):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
 
 
-def _window(window_size):
-    # The default (no window) skips check_window's validation work.
-    if window_size == (-1, -1):
-        return -1, -1
-    return check_window(window_size)
-
-
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, deterministic=False, return_attn_probs=False):
     """flash_attn.flash_attn_func: q (batch, seqlen_q, nheads, headdim), k/v (batch, seqlen_k,
@@ -328,19 +290,25 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     Returns out, or (out, softmax_lse, None) with return_attn_probs=True: softmax_lse is
     (batch, nheads, seqlen_q) float32; the attention matrix is never formed, hence None.
     """
+    # An eager call without grad is these lines and one extension call: each Python operation
+    # here is a measurable share of a small call's host time (bench/python_overhead.py).
     if dropout_p != 0.0 or alibi_slopes is not None:
         _reject_unsupported(dropout_p, alibi_slopes)
+    # The default (no window) skips check_window's validation work.
+    left, right = (-1, -1) if window_size == (-1, -1) else check_window(window_size)
+    if not (_is_compiling() or _FORCE_OPS):
+        # Also decides the route: None = autograd must record the call, NotImplemented = custom ops.
+        r = _c_fwd(q, k, v, True, return_attn_probs, softmax_scale, causal, left, right, softcap, deterministic)
+        if r is None:
+            r = _FlashAttnFunc.apply(q, k, v, (softmax_scale, causal, left, right, softcap, deterministic),
+                                     bool(return_attn_probs))
+        if r is not NotImplemented:
+            return (r[0], r[1], None) if return_attn_probs else r
     _check_tensor(q, "q")
     _check_tensor(k, "k")
     _check_tensor(v, "v")
-    left, right = _window(window_size)
-    opts = (scale_arg(softmax_scale), bool(causal), left, right, float(softcap), bool(deterministic))
-    if not _direct(q, k, v):
-        out, lse = torch.ops.flashattn.fwd(q, k, v, *opts)
-    elif _needs_grad(q, k, v):
-        out, lse = _FlashAttnFunc.apply(q, k, v, *opts)
-    else:
-        out, lse = _fwd_impl(q, k, v, *opts, want_lse=bool(return_attn_probs))
+    out, lse = torch.ops.flashattn.fwd(q, k, v, scale_arg(softmax_scale), bool(causal), left, right, float(softcap),
+                                       bool(deterministic))
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -363,16 +331,18 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         _check_tensor(t, name)
     if seqused_k is not None:
         _check_tensor(seqused_k, "seqused_k")
-    left, right = _window(window_size)
-    opts = (int(max_seqlen_q), int(max_seqlen_k), scale_arg(softmax_scale), bool(causal), left, right,
-            float(softcap), bool(deterministic))
-    if not _direct(q, k, v):
-        out, lse = torch.ops.flashattn.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, *opts, seqused_k)
-    elif _needs_grad(q, k, v):
-        out, lse = _FlashAttnVarlenFunc.apply(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, *opts)
-    else:
-        out, lse = _varlen_fwd_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, *opts, seqused_k,
-                                    want_lse=bool(return_attn_probs))
+    left, right = (-1, -1) if window_size == (-1, -1) else check_window(window_size)
+    max_q, max_k = int(max_seqlen_q), int(max_seqlen_k)
+    opts = (scale_arg(softmax_scale), bool(causal), left, right, float(softcap), bool(deterministic))
+    if not (_is_compiling() or _FORCE_OPS):
+        r = _c_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_q, max_k,
+                          True, return_attn_probs, *opts)
+        if r is None:
+            out, lse = _FlashAttnVarlenFunc.apply(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, (max_q, max_k) + opts)
+            return (out, lse, None) if return_attn_probs else out
+        if r is not NotImplemented:
+            return (r[0], r[1], None) if return_attn_probs else r
+    out, lse = torch.ops.flashattn.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_q, max_k, *opts, seqused_k)
     return (out, lse, None) if return_attn_probs else out
 
 

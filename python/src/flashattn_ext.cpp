@@ -12,9 +12,12 @@
 // data_ptr, shape and stride() through the C API. Exporting a torch tensor through DLPack
 // allocates a capsule and a managed tensor per argument, several microseconds per call at small
 // shapes; the attribute reads cost a fraction of that, and doing them here rather than in Python
-// saves the interpreter's share. Outputs the torch layer allocates itself (contiguous, in torch's
-// allocator) cross as bare pointers and are described here. No torch header or library is used:
-// torch_setup hands over the few torch objects needed, so one wheel still serves every torch.
+// saves the interpreter's share. For the same reason one torch_* call does all of an eager call's
+// host work: it decides whether the call may bypass autograd and the custom ops, makes the
+// flash_attn contiguity copies, allocates the outputs and any workspace by calling torch's own
+// allocation functions (torch's allocator, so CUDA-graph capture works), and runs. No torch
+// header or library is used: torch_setup hands over the few torch objects needed, so one wheel
+// still serves every torch.
 #include <flashattn/flashattn.h>
 
 #include <nanobind/nanobind.h>
@@ -22,6 +25,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -259,13 +263,33 @@ int64_t as_i64(PyObject* o) {
 }
 
 // What the torch glue needs from torch, handed over once by flashattn._torch at import
-// (torch_setup) so the extension never links or includes torch: the dtype -> fa_dtype map, the
-// current-raw-stream function and torch.get_num_threads. Attribute names are interned once.
+// (torch_setup) so the extension never links or includes torch: the dtype -> fa_dtype map, a
+// few torch functions and objects. Attribute names are interned once.
 struct TorchGlue {
   PyObject* dtype_codes = nullptr;
   PyObject* raw_stream = nullptr;
   PyObject* num_threads = nullptr;
-  PyObject *s_dtype = nullptr, *s_is_cuda, *s_is_cpu, *s_get_device, *s_data_ptr, *s_shape, *s_stride, *s_device;
+  PyObject* tensor_type = nullptr;     // torch.Tensor: the eager path takes exactly this type
+  PyObject* empty_like = nullptr;      // torch.empty_like
+  PyObject* empty = nullptr;           // torch.empty
+  PyObject* device_ctor = nullptr;     // torch.device
+  PyObject* contiguous_format = nullptr;
+  PyObject* uint8 = nullptr;
+  PyObject* float32 = nullptr;
+  PyObject* grad_enabled = nullptr;    // torch.is_grad_enabled
+  PyObject* blockers = nullptr;        // tuple of no-argument callables; any truthy answer: not plain eager
+  PyObject *kw_memory_format = nullptr, *kw_dtype_device = nullptr;
+  PyObject *s_dtype = nullptr, *s_is_cuda, *s_is_cpu, *s_get_device, *s_data_ptr, *s_shape, *s_stride, *s_device,
+           *s_requires_grad, *s_contiguous;
+  // torch.device objects by fa device, built on first use (torch.empty needs one; q.device would
+  // build a new one per call).
+  static constexpr int kMaxDevices = 64;
+  PyObject* cpu_device = nullptr;
+  PyObject* cuda_devices[kMaxDevices] = {};
+  // Test hook (torch_debug_workspace): every call gets at least this much torch-allocated
+  // workspace, so the CPU tests exercise the allocation path the CUDA backward always takes.
+  size_t min_workspace = 0;
+  size_t last_workspace = 0;
 };
 
 TorchGlue& glue() {
@@ -273,11 +297,26 @@ TorchGlue& glue() {
   return g;
 }
 
-void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num_threads) {
+PyObject* keep(nb::handle h) { return h.inc_ref().ptr(); }
+
+void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num_threads, nb::handle tensor_type,
+                 nb::callable empty_like, nb::callable empty, nb::callable device_ctor, nb::handle contiguous_format,
+                 nb::handle uint8, nb::handle float32, nb::callable grad_enabled, nb::tuple blockers) {
   TorchGlue& g = glue();
-  g.dtype_codes = dtype_codes.inc_ref().ptr();
-  g.raw_stream = raw_stream.inc_ref().ptr();
-  g.num_threads = num_threads.inc_ref().ptr();
+  g.dtype_codes = keep(dtype_codes);
+  g.raw_stream = keep(raw_stream);
+  g.num_threads = keep(num_threads);
+  g.tensor_type = keep(tensor_type);
+  g.empty_like = keep(empty_like);
+  g.empty = keep(empty);
+  g.device_ctor = keep(device_ctor);
+  g.contiguous_format = keep(contiguous_format);
+  g.uint8 = keep(uint8);
+  g.float32 = keep(float32);
+  g.grad_enabled = keep(grad_enabled);
+  g.blockers = keep(blockers);
+  g.kw_memory_format = keep(nb::make_tuple("memory_format"));
+  g.kw_dtype_device = keep(nb::make_tuple("dtype", "device"));
   g.s_dtype = PyUnicode_InternFromString("dtype");
   g.s_is_cuda = PyUnicode_InternFromString("is_cuda");
   g.s_is_cpu = PyUnicode_InternFromString("is_cpu");
@@ -286,18 +325,38 @@ void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num
   g.s_shape = PyUnicode_InternFromString("shape");
   g.s_stride = PyUnicode_InternFromString("stride");
   g.s_device = PyUnicode_InternFromString("device");
+  g.s_requires_grad = PyUnicode_InternFromString("requires_grad");
+  g.s_contiguous = PyUnicode_InternFromString("contiguous");
 }
 
-nb::object get_attr(PyObject* o, PyObject* name) {
-  PyObject* r = PyObject_GetAttr(o, name);
+const TorchGlue& ready_glue() {
+  const TorchGlue& g = glue();
+  if (!g.s_dtype) raise(PyExc_RuntimeError, "flashattn._C: torch_setup was not called");
+  return g;
+}
+
+nb::object checked(PyObject* r) {
   if (!r) throw nb::python_error();
   return nb::steal(r);
 }
 
-nb::object call_method(PyObject* o, PyObject* name) {
-  PyObject* r = PyObject_CallMethodNoArgs(o, name);
-  if (!r) throw nb::python_error();
-  return nb::steal(r);
+nb::object get_attr(PyObject* o, PyObject* name) { return checked(PyObject_GetAttr(o, name)); }
+
+nb::object call_method(PyObject* o, PyObject* name) { return checked(PyObject_CallMethodNoArgs(o, name)); }
+
+bool truthy(nb::handle h) {
+  const int r = PyObject_IsTrue(h.ptr());
+  if (r < 0) throw nb::python_error();
+  return r != 0;
+}
+
+// float(x), None -> 0 ("1/sqrt(head_dim)" for the scale): the same conversions the custom-op
+// path makes in Python (scale_arg, float()), so both paths hand the library the same options.
+float as_float(nb::handle h) {
+  if (h.is_none()) return 0.0f;
+  const double d = PyFloat_AsDouble(h.ptr());
+  if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return float(d);
 }
 
 std::string str_of(PyObject* o) {
@@ -311,8 +370,7 @@ std::string str_of(PyObject* o) {
 // what the C ABI has no code for (dtype, device kind) are raised here, naming the argument; the
 // rest is left to the library's validation, as in to_fa.
 fa_tensor torch_tensor(nb::handle h, const char* name) {
-  const TorchGlue& g = glue();
-  if (!g.s_dtype) raise(PyExc_RuntimeError, "flashattn._C: torch_setup was not called");
+  const TorchGlue& g = ready_glue();
   PyObject* t = h.ptr();
   fa_tensor r{};
   {
@@ -355,21 +413,97 @@ fa_tensor torch_tensor(nb::handle h, const char* name) {
   return r;
 }
 
+// torch's is_contiguous(), from the descriptor: size-1 dimensions' strides do not count, an
+// empty tensor is contiguous.
+bool contiguous(const fa_tensor& t) {
+  int64_t want = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    if (t.shape[i] == 0) return true;
+    if (t.shape[i] != 1 && t.strides[i] != want) return false;
+    want *= t.shape[i];
+  }
+  return true;
+}
+
+// An input tensor as the library will read it, and the object that owns that memory (a copy
+// made here must live until the call has been enqueued). flash_attn's convention: only a
+// non-contiguous last dimension forces a copy; other strides (q/k/v sliced out of a packed qkv,
+// transformers' transposed heads) pass as they are. full = true copies anything non-contiguous
+// (dout: autograd may hand an expanded view, stride 0 everywhere).
+struct Input {
+  nb::object owner;
+  fa_tensor t;
+  Input(nb::handle h, const char* name, bool full = false) : t(torch_tensor(h, name)) {
+    const bool copy = full ? !contiguous(t) : (t.shape[t.rank - 1] != 1 && t.strides[t.rank - 1] != 1 && !contiguous(t));
+    if (copy) {
+      owner = call_method(h.ptr(), glue().s_contiguous);
+      t = torch_tensor(owner, name);
+    } else {
+      owner = nb::borrow(h);
+    }
+  }
+};
+
 // Where a torch call runs: torch's current stream on q's CUDA device; on the CPU, torch's
 // intra-op thread count, so torch.set_num_threads governs the CPU backend too.
 void torch_exec(const fa_tensor& q, fa_options* o) {
   const TorchGlue& g = glue();
   if (q.device == FA_DEVICE_CUDA) {
     nb::object dev = nb::int_(q.device_id);
-    nb::object s = nb::steal(PyObject_CallOneArg(g.raw_stream, dev.ptr()));
-    if (!s.is_valid()) throw nb::python_error();
+    nb::object s = checked(PyObject_CallOneArg(g.raw_stream, dev.ptr()));
     o->stream = reinterpret_cast<void*>(uintptr_t(PyLong_AsUnsignedLongLong(s.ptr())));
     if (PyErr_Occurred()) throw nb::python_error();
   } else {
-    nb::object n = nb::steal(PyObject_CallNoArgs(g.num_threads));
-    if (!n.is_valid()) throw nb::python_error();
+    nb::object n = checked(PyObject_CallNoArgs(g.num_threads));
     o->num_threads = int(as_i64(n.ptr()));
   }
+}
+
+// ---- allocation through torch (outputs and workspace come from torch's allocator: CUDA-graph
+// capture and torch's memory accounting see them) ----
+
+PyObject* device_of(const fa_tensor& like) {
+  TorchGlue& g = glue();
+  PyObject** slot = nullptr;
+  nb::object made;
+  if (like.device == FA_DEVICE_CPU) {
+    slot = &g.cpu_device;
+    if (!*slot) made = checked(PyObject_CallOneArg(g.device_ctor, nb::str("cpu").ptr()));
+  } else if (like.device_id >= 0 && like.device_id < TorchGlue::kMaxDevices) {
+    slot = &g.cuda_devices[like.device_id];
+    if (!*slot) made = checked(PyObject_CallFunction(g.device_ctor, "si", "cuda", like.device_id));
+  } else {
+    raise(PyExc_ValueError, "CUDA device index " + std::to_string(like.device_id) + " is out of range");
+  }
+  if (!*slot) *slot = made.release().ptr();
+  return *slot;
+}
+
+uintptr_t data_ptr(const nb::object& t) {
+  nb::object p = call_method(t.ptr(), glue().s_data_ptr);
+  const uintptr_t r = uintptr_t(PyLong_AsUnsignedLongLong(p.ptr()));
+  if (PyErr_Occurred()) throw nb::python_error();
+  return r;
+}
+
+// A contiguous tensor shaped like `like` (its descriptor `tl`). torch.empty_like without keyword
+// preserves the layout, which for a contiguous tensor is contiguous, and costs about half of the
+// call with memory_format= (torch's argument parser), so the keyword is passed only when needed.
+nb::object alloc_like(nb::handle like, const fa_tensor& tl) {
+  const TorchGlue& g = glue();
+  if (contiguous(tl)) return checked(PyObject_CallOneArg(g.empty_like, like.ptr()));
+  PyObject* args[] = {like.ptr(), g.contiguous_format};
+  return checked(PyObject_Vectorcall(g.empty_like, args, 1, g.kw_memory_format));
+}
+
+// torch.empty(shape, dtype=dtype, device=where `like` lives).
+nb::object alloc_empty(const fa_tensor& like, std::initializer_list<int64_t> shape, PyObject* dtype) {
+  const TorchGlue& g = glue();
+  nb::object size = checked(PyTuple_New(Py_ssize_t(shape.size())));
+  Py_ssize_t i = 0;
+  for (int64_t s : shape) PyTuple_SET_ITEM(size.ptr(), i++, checked(PyLong_FromLongLong(s)).release().ptr());
+  PyObject* args[] = {size.ptr(), dtype, device_of(like)};
+  return checked(PyObject_Vectorcall(g.empty, args, 1, g.kw_dtype_device));
 }
 
 // A contiguous tensor the caller allocated: `like`'s place, the given dtype and shape.
@@ -395,6 +529,17 @@ fa_tensor contiguous_like(const fa_tensor& like, uintptr_t ptr) {
   return t;
 }
 
+// An output tensor allocated here and its descriptor. `like` must be the object `tl` describes
+// (an Input's owner, i.e. after any copy): empty_like without memory_format copies its strides.
+struct Output {
+  nb::object obj;
+  fa_tensor t;
+  Output(nb::handle like, const fa_tensor& tl) : obj(alloc_like(like, tl)), t(contiguous_like(tl, data_ptr(obj))) {}
+  Output(const fa_tensor& like, std::initializer_list<int64_t> shape)
+      : obj(alloc_empty(like, shape, glue().float32)),
+        t(contiguous_like(like, data_ptr(obj), FA_DTYPE_FLOAT32, shape)) {}
+};
+
 // Varlen descriptor from torch tensors; seqused_k is () when absent (nanobind's positional
 // handles refuse None without per-argument annotations).
 struct RawVarlen {
@@ -415,53 +560,158 @@ struct RawVarlen {
   RawVarlen(const RawVarlen&) = delete;
 };
 
-fa_options raw_options(float scale, bool causal, int window_left, int window_right, float softcap,
-                       bool deterministic, uintptr_t ws, size_t ws_bytes) {
+// Options as the torch layer passes them: Python objects, converted as Python's float()/bool()
+// would (the custom-op path converts in Python; the eager path leaves it to this one crossing).
+fa_options torch_options(const fa_tensor& q, nb::handle scale, nb::handle causal, int window_left, int window_right,
+                         nb::handle softcap, nb::handle deterministic) {
   fa_options o;
   fa_options_init(&o);
-  o.softmax_scale = scale;
-  o.causal = causal ? 1 : 0;
+  o.softmax_scale = as_float(scale);
+  o.causal = truthy(causal) ? 1 : 0;
   o.window_left = window_left;
   o.window_right = window_right;
-  o.softcap = softcap;
-  o.deterministic = deterministic ? 1 : 0;
-  o.workspace = reinterpret_cast<void*>(ws);
-  o.workspace_bytes = ws_bytes;
+  o.softcap = as_float(softcap);
+  o.deterministic = truthy(deterministic) ? 1 : 0;
+  torch_exec(q, &o);
   return o;
 }
 
-#define FA_RAW_OPTION_PARAMS                                                                   \
-  float scale, bool causal, int window_left, int window_right, float softcap, bool deterministic, \
-      uintptr_t ws, size_t ws_bytes
-#define FA_RAW_OPTION_ARGS scale, causal, window_left, window_right, softcap, deterministic, ws, ws_bytes
+#define FA_TORCH_OPTION_PARAMS                                                                    \
+  nb::handle scale, nb::handle causal, int window_left, int window_right, nb::handle softcap, \
+      nb::handle deterministic
+#define FA_TORCH_OPTION_ARGS scale, causal, window_left, window_right, softcap, deterministic
 
-// Workspace protocol of the torch_* calls: called with ws = 0, a call that needs workspace returns
-// the bytes it needs and launches nothing; the caller allocates (in its framework's allocator,
-// which CUDA-graph capture requires) and calls again with it. A call that needs none (most
-// forwards) launches at once: one crossing, no size query from Python, no cache to key.
-// The GIL is released only for CPU tensors, where the call computes for as long as it takes; a
-// CUDA call only enqueues, and releasing and re-taking the GIL would cost more than it frees.
+// What an eager call may do. Direct: plain tensors, nothing watching; run it here. Grad: the
+// same, but autograd must record it (the caller wraps it in its autograd.Function). Ops: a tracer,
+// transform or dispatch mode is active, or an input is not a plain torch.Tensor (a subclass, fake
+// tensor, or not a tensor at all): the caller goes through the custom ops, which also give the
+// type errors.
+enum class Route { Direct, Grad, Ops };
+
+Route route(nb::handle q, nb::handle k, nb::handle v) {
+  const TorchGlue& g = ready_glue();
+  PyTypeObject* tt = reinterpret_cast<PyTypeObject*>(g.tensor_type);
+  if (Py_TYPE(q.ptr()) != tt || Py_TYPE(k.ptr()) != tt || Py_TYPE(v.ptr()) != tt) return Route::Ops;
+  const Py_ssize_t n = PyTuple_GET_SIZE(g.blockers);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (truthy(checked(PyObject_CallNoArgs(PyTuple_GET_ITEM(g.blockers, i))))) return Route::Ops;
+  for (nb::handle t : {q, k, v})
+    if (get_attr(t.ptr(), g.s_requires_grad).ptr() == Py_True)
+      return checked(PyObject_CallNoArgs(g.grad_enabled)).ptr() == Py_True ? Route::Grad : Route::Direct;
+  return Route::Direct;
+}
+
+nb::object route_answer(Route r) { return r == Route::Grad ? nb::none() : nb::borrow(Py_NotImplemented); }
+
+// Workspace: the library says how much scratch the call needs (nothing, for most forwards); it
+// is allocated here through torch, in the same crossing, and held until the call has been
+// enqueued (torch's allocator is stream-ordered, so freeing it afterwards is safe). The GIL is
+// released only for CPU tensors, where the call computes for as long as it takes; a CUDA call
+// only enqueues, and releasing and re-taking the GIL would cost more than it frees.
 template <class Query, class Launch>
-size_t run_raw(const fa_tensor& q, const fa_options& o, Query&& query, Launch&& launch) {
+void run_torch(const fa_tensor& q, fa_options& o, Query&& query, Launch&& launch) {
+  TorchGlue& g = glue();
   size_t need = 0;
-  auto body = [&] {
-    fa_status st = FA_OK;
-    if (!o.workspace) st = query(&need);
-    if (st == FA_OK && need == 0) st = launch();
-    return st;
-  };
+  check(query(&need));
+  need = std::max(need, g.min_workspace);
+  nb::object ws;
+  if (need > 0) {
+    ws = alloc_empty(q, {int64_t(need)}, g.uint8);
+    o.workspace = reinterpret_cast<void*>(data_ptr(ws));
+    o.workspace_bytes = need;
+  }
+  g.last_workspace = need;
   fa_status st;
   if (q.device == FA_DEVICE_CPU) {
     nb::gil_scoped_release nogil;
-    st = body();
+    st = launch();
   } else {
-    st = body();
+    st = launch();
   }
   check(st);
-  return need;
 }
 
-size_t torch_forward(nb::handle q, nb::handle k, nb::handle v, uintptr_t out, uintptr_t lse, FA_RAW_OPTION_PARAMS) {
+// Forward: allocates out (and lse when want_lse) through torch and runs. Returns out, or
+// (out, lse). With check = true (the public functions' eager path) it first decides the route and
+// returns None (needs autograd) or NotImplemented (use the custom ops) instead of running.
+nb::object torch_fwd(nb::handle q, nb::handle k, nb::handle v, bool check_route, nb::handle want_lse_obj,
+                     FA_TORCH_OPTION_PARAMS) {
+  if (check_route) {
+    const Route r = route(q, k, v);
+    if (r != Route::Direct) return route_answer(r);
+  }
+  const bool want_lse = truthy(want_lse_obj);
+  const Input iq(q, "q"), ik(k, "k"), iv(v, "v");
+  fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
+  // Without lse the library's validation reports a wrong rank (same message).
+  if (want_lse && iq.t.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(iq.t.rank));
+  Output out(iq.owner, iq.t);
+  std::optional<Output> lse;
+  if (want_lse) lse.emplace(iq.t, std::initializer_list<int64_t>{iq.t.shape[0], iq.t.shape[2], iq.t.shape[1]});
+  run_torch(
+      iq.t, o, [&](size_t* need) { return fa_forward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, need); },
+      [&] { return fa_forward(&iq.t, &ik.t, &iv.t, &out.t, lse ? &lse->t : nullptr, &o); });
+  if (!want_lse) return out.obj;
+  return nb::make_tuple(out.obj, lse->obj);
+}
+
+// Backward: allocates dq, dk, dv (and the workspace) through torch; returns (dq, dk, dv).
+nb::object torch_bwd(nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse,
+                     FA_TORCH_OPTION_PARAMS) {
+  const Input idout(dout, "dout", true), iq(q, "q"), ik(k, "k"), iv(v, "v"), iout(out, "out"), ilse(lse, "lse");
+  fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
+  Output dq(iq.owner, iq.t), dk(ik.owner, ik.t), dv(iv.owner, iv.t);
+  run_torch(
+      iq.t, o, [&](size_t* need) { return fa_backward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, need); },
+      [&] {
+        return fa_backward(&iq.t, &ik.t, &iv.t, &iout.t, &ilse.t, &idout.t, &dq.t, &dk.t, &dv.t, &o);
+      });
+  return nb::make_tuple(dq.obj, dk.obj, dv.obj);
+}
+
+nb::object torch_varlen_fwd(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
+                            nb::handle cu_seqlens_k, nb::handle seqused_k, int64_t max_seqlen_q,
+                            int64_t max_seqlen_k, bool check_route, nb::handle want_lse_obj, FA_TORCH_OPTION_PARAMS) {
+  if (check_route) {
+    const Route r = route(q, k, v);
+    if (r != Route::Direct) return route_answer(r);
+  }
+  const bool want_lse = truthy(want_lse_obj);
+  const Input iq(q, "q"), ik(k, "k"), iv(v, "v");
+  const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
+  fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
+  if (want_lse && iq.t.rank != 3) raise(PyExc_ValueError, "q: expected rank 3, got " + std::to_string(iq.t.rank));
+  Output out(iq.owner, iq.t);
+  std::optional<Output> lse;
+  if (want_lse) lse.emplace(iq.t, std::initializer_list<int64_t>{iq.t.shape[1], iq.t.shape[0]});
+  run_torch(
+      iq.t, o, [&](size_t* need) { return fa_forward_workspace_size(&iq.t, &ik.t, &iv.t, &vl.vl, &o, need); },
+      [&] { return fa_varlen_forward(&iq.t, &ik.t, &iv.t, &vl.vl, &out.t, lse ? &lse->t : nullptr, &o); });
+  if (!want_lse) return out.obj;
+  return nb::make_tuple(out.obj, lse->obj);
+}
+
+nb::object torch_varlen_bwd(nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out,
+                            nb::handle lse, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k, nb::handle seqused_k,
+                            int64_t max_seqlen_q, int64_t max_seqlen_k, FA_TORCH_OPTION_PARAMS) {
+  const Input idout(dout, "dout", true), iq(q, "q"), ik(k, "k"), iv(v, "v"), iout(out, "out"), ilse(lse, "lse");
+  const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
+  fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
+  Output dq(iq.owner, iq.t), dk(ik.owner, ik.t), dv(iv.owner, iv.t);
+  run_torch(
+      iq.t, o, [&](size_t* need) { return fa_backward_workspace_size(&iq.t, &ik.t, &iv.t, &vl.vl, &o, need); },
+      [&] {
+        return fa_varlen_backward(&iq.t, &ik.t, &iv.t, &vl.vl, &iout.t, &ilse.t, &idout.t, &dq.t, &dk.t, &dv.t,
+                                  &o);
+      });
+  return nb::make_tuple(dq.obj, dk.obj, dv.obj);
+}
+
+// The thinnest torch layer, for bench/python_overhead.py's first row: tensors read here, outputs
+// preallocated by the caller and passed as pointers, no workspace (0 returned: it ran; otherwise
+// the bytes it would need, and nothing ran).
+size_t torch_forward_preallocated(nb::handle q, nb::handle k, nb::handle v, uintptr_t out, uintptr_t lse,
+                                  FA_TORCH_OPTION_PARAMS) {
   const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v");
   fa_tensor to = contiguous_like(tq, out);
   fa_tensor tl{};
@@ -469,56 +719,28 @@ size_t torch_forward(nb::handle q, nb::handle k, nb::handle v, uintptr_t out, ui
     if (tq.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(tq.rank));
     tl = contiguous_like(tq, lse, FA_DTYPE_FLOAT32, {tq.shape[0], tq.shape[2], tq.shape[1]});
   }
-  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
-  torch_exec(tq, &o);
-  return run_raw(
-      tq, o, [&](size_t* need) { return fa_forward_workspace_size(&tq, &tk, &tv, nullptr, &o, need); },
-      [&] { return fa_forward(&tq, &tk, &tv, &to, lse ? &tl : nullptr, &o); });
-}
-
-size_t torch_backward(nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse, nb::handle dout,
-                    uintptr_t dq, uintptr_t dk, uintptr_t dv, FA_RAW_OPTION_PARAMS) {
-  const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v"),
-                  to = torch_tensor(out, "out"), tl = torch_tensor(lse, "lse"), tdo = torch_tensor(dout, "dout");
-  fa_tensor tdq = contiguous_like(tq, dq), tdk = contiguous_like(tk, dk), tdv = contiguous_like(tv, dv);
-  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
-  torch_exec(tq, &o);
-  return run_raw(
-      tq, o, [&](size_t* need) { return fa_backward_workspace_size(&tq, &tk, &tv, nullptr, &o, need); },
-      [&] { return fa_backward(&tq, &tk, &tv, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o); });
-}
-
-size_t torch_varlen_forward(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
-                          nb::handle seqused_k, int64_t max_seqlen_q, int64_t max_seqlen_k, uintptr_t out,
-                          uintptr_t lse, FA_RAW_OPTION_PARAMS) {
-  const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v");
-  const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
-  fa_tensor to = contiguous_like(tq, out);
-  fa_tensor tl{};
-  if (lse) {
-    if (tq.rank != 3) raise(PyExc_ValueError, "q: expected rank 3, got " + std::to_string(tq.rank));
-    tl = contiguous_like(tq, lse, FA_DTYPE_FLOAT32, {tq.shape[1], tq.shape[0]});
+  fa_options o = torch_options(tq, FA_TORCH_OPTION_ARGS);
+  size_t need = 0;
+  check(fa_forward_workspace_size(&tq, &tk, &tv, nullptr, &o, &need));
+  if (need) return need;
+  fa_status st;
+  if (tq.device == FA_DEVICE_CPU) {
+    nb::gil_scoped_release nogil;
+    st = fa_forward(&tq, &tk, &tv, &to, lse ? &tl : nullptr, &o);
+  } else {
+    st = fa_forward(&tq, &tk, &tv, &to, lse ? &tl : nullptr, &o);
   }
-  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
-  torch_exec(tq, &o);
-  return run_raw(
-      tq, o, [&](size_t* need) { return fa_forward_workspace_size(&tq, &tk, &tv, &vl.vl, &o, need); },
-      [&] { return fa_varlen_forward(&tq, &tk, &tv, &vl.vl, &to, lse ? &tl : nullptr, &o); });
+  check(st);
+  return 0;
 }
 
-size_t torch_varlen_backward(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
-                           nb::handle cu_seqlens_k, nb::handle seqused_k, int64_t max_seqlen_q,
-                           int64_t max_seqlen_k, nb::handle out, nb::handle lse, nb::handle dout, uintptr_t dq,
-                           uintptr_t dk, uintptr_t dv, FA_RAW_OPTION_PARAMS) {
-  const fa_tensor tq = torch_tensor(q, "q"), tk = torch_tensor(k, "k"), tv = torch_tensor(v, "v"),
-                  to = torch_tensor(out, "out"), tl = torch_tensor(lse, "lse"), tdo = torch_tensor(dout, "dout");
-  const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
-  fa_tensor tdq = contiguous_like(tq, dq), tdk = contiguous_like(tk, dk), tdv = contiguous_like(tv, dv);
-  fa_options o = raw_options(FA_RAW_OPTION_ARGS);
-  torch_exec(tq, &o);
-  return run_raw(
-      tq, o, [&](size_t* need) { return fa_backward_workspace_size(&tq, &tk, &tv, &vl.vl, &o, need); },
-      [&] { return fa_varlen_backward(&tq, &tk, &tv, &vl.vl, &to, &tl, &tdo, &tdq, &tdk, &tdv, &o); });
+// Test hook: at least min_bytes of workspace per torch call (0: only what the library asks for);
+// returns the workspace bytes the previous torch call allocated.
+size_t torch_debug_workspace(size_t min_bytes) {
+  TorchGlue& g = glue();
+  const size_t last = g.last_workspace;
+  g.min_workspace = min_bytes;
+  return last;
 }
 
 }  // namespace
@@ -558,13 +780,25 @@ NB_MODULE(_C, m) {
         nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
 
   // The torch fast path (see the top of this file): torch tensors read through their attributes,
-  // outputs as pointers, options positional; returns the workspace bytes still needed (0: the
-  // call ran).
+  // outputs and workspace allocated through torch in the same call, options positional.
   m.def("torch_setup", &torch_setup);
-  m.def("torch_forward", &torch_forward);
-  m.def("torch_backward", &torch_backward);
-  m.def("torch_varlen_forward", &torch_varlen_forward);
-  m.def("torch_varlen_backward", &torch_varlen_backward);
+  // Option objects pass as given (softmax_scale may be None); the macro names them and lets None through.
+#define FA_TORCH_OPTION_NB_ARGS                                                                       \
+  nb::arg("softmax_scale").none(), nb::arg("causal").none(), nb::arg("window_left"), nb::arg("window_right"), \
+      nb::arg("softcap").none(), nb::arg("deterministic").none()
+  m.def("torch_fwd", &torch_fwd, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("check_route"),
+        nb::arg("want_lse").none(), FA_TORCH_OPTION_NB_ARGS);
+  m.def("torch_bwd", &torch_bwd, nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
+        nb::arg("lse"), FA_TORCH_OPTION_NB_ARGS);
+  m.def("torch_varlen_fwd", &torch_varlen_fwd, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("cu_seqlens_q"),
+        nb::arg("cu_seqlens_k"), nb::arg("seqused_k"), nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"),
+        nb::arg("check_route"), nb::arg("want_lse").none(), FA_TORCH_OPTION_NB_ARGS);
+  m.def("torch_varlen_bwd", &torch_varlen_bwd, nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"),
+        nb::arg("out"), nb::arg("lse"), nb::arg("cu_seqlens_q"), nb::arg("cu_seqlens_k"), nb::arg("seqused_k"),
+        nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"), FA_TORCH_OPTION_NB_ARGS);
+  m.def("torch_forward_preallocated", &torch_forward_preallocated, nb::arg("q"), nb::arg("k"), nb::arg("v"),
+        nb::arg("out"), nb::arg("lse"), FA_TORCH_OPTION_NB_ARGS);
+  m.def("torch_debug_workspace", &torch_debug_workspace);
 
   m.def("version", [] { return std::string(fa_version()); });
   m.def("build_info", [] { return std::string(fa_build_info()); });
