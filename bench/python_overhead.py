@@ -12,6 +12,10 @@ Rows, thinnest first (all forward unless named):
   flash_attn_func+grad      the same with inputs requiring grad (autograd.Function)
   ...+grad via custom op    the same through the custom op and register_autograd (the old path)
   flash_attn_func fwd+bwd   forward and torch.autograd.grad
+  empty Function fwd+bwd    a Python autograd.Function that only allocates its outputs and
+                            gradients (no extension call, no launch): the floor of any Python
+                            autograd.Function plus torch.autograd.grad on this host. fwd+bwd minus
+                            this row is what flashattn's own layers and launches add.
   sdpa / sdpa+grad / sdpa fwd+bwd   torch.nn.functional.scaled_dot_product_attention, same tensors
   torch x.add_(1)           the cheapest torch op that launches one kernel: torch's own floor
 
@@ -115,6 +119,21 @@ def main():
         o = flashattn.flash_attn_func(qg, kg, vg, causal=causal)
         torch.autograd.grad(o, (qg, kg, vg), g)
 
+    class EmptyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v):
+            ctx.save_for_backward(q, k, v)
+            return torch.empty_like(q)
+
+        @staticmethod
+        def backward(ctx, dout):
+            q, k, v = ctx.saved_tensors
+            return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+    def empty_fwd_bwd():
+        o = EmptyFunction.apply(qg, kg, vg)
+        torch.autograd.grad(o, (qg, kg, vg), g)
+
     def sdpa_fwd_bwd():
         o = F.scaled_dot_product_attention(qtg, ktg, vtg, is_causal=causal)
         torch.autograd.grad(o, (qtg, ktg, vtg), gt)
@@ -132,6 +151,7 @@ def main():
         ("flash_attn_func+grad", lambda: flashattn.flash_attn_func(qg, kg, vg, causal=causal)),
         ("flash_attn_func+grad via custom op", via_ops),
         ("flash_attn_func fwd+bwd", fa_fwd_bwd),
+        ("empty Function fwd+bwd", empty_fwd_bwd),
         ("sdpa", lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)),
         ("sdpa+grad", lambda: F.scaled_dot_product_attention(qtg, ktg, vtg, is_causal=causal)),
         ("sdpa fwd+bwd", sdpa_fwd_bwd),
