@@ -48,6 +48,7 @@ ABLATIONS = [
     ("fa3 no persistent scheduler", "fa3", {"FA_SM90_FWD_ABLATE": "no_persistent"}),
     ("fa3 no TMA-store epilogue", "fa3", {"FA_SM90_FWD_ABLATE": "no_tma_store"}),
     ("fa3 cp.async loads (no TMA)", "fa3", {"FA_SM90_FWD_ABLATE": "no_tma_load"}),
+    ("fa3 no warp specialisation", "fa3", {"FA_SM90_FWD_ABLATE": "no_ws"}),
     ("fa2 default", "fa2", {}),
     ("fa2 in-order M blocks", "fa2", {"FA_FWD_REVERSE_M": "0"}),
     ("fa2 mask every block", "fa2", {"FA_FWD_MASK_EVERY_BLOCK": "1"}),

@@ -78,16 +78,19 @@ struct StaticLptScheduler {
   __device__ explicit StaticLptScheduler(Params const& params) : p(params) {}
 
   // The CTA's next tile; false when it has none left. Every role of the CTA calls it in the same
-  // sequence, so they agree on the tiles without communicating.
-  __device__ bool next(TileCoord& tile) {
-    if (!p.persistent) {
-      if (round++ > 0) return false;
-      tile.m_block = p.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
+  // sequence, so they agree on the tiles without communicating. The tile's round is round - 1.
+  __device__ bool next(TileCoord& tile) { return tile_of_round(p, round++, tile); }
+
+  // This CTA's tile of round `r` (also to re-derive a tile later instead of keeping it live).
+  __device__ static bool tile_of_round(Params const& sp, int r, TileCoord& tile) {
+    if (!sp.persistent) {
+      if (r > 0) return false;
+      tile.m_block = sp.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
       tile.head = int(blockIdx.y);
       tile.batch = int(blockIdx.z);
       return true;
     }
-    return tile_at(p, int(blockIdx.x), int(gridDim.x), round++, tile);
+    return tile_at(sp, int(blockIdx.x), int(gridDim.x), r, tile);
   }
 #endif
 

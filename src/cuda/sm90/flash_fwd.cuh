@@ -24,6 +24,8 @@
 //   kTmaStore:       the TMA-store epilogue (off, or d192/d256 without room, or varlen, or an O
 //                    layout TMA cannot address: predicated direct stores from registers).
 //   kTmaLoad:        off: the whole producer warpgroup loads by cp.async (PipelineCpAsync).
+//   kWarpSpecialised: off: no producer warpgroup and no setmaxnreg; consumer thread 0 issues the
+//                    TMA loads between its GEMMs (load_one, issue points in consume_tile).
 // Tails: TMA zero-fills rows beyond the tensor; rows of another varlen sequence that TMA does load
 // are masked as keys (col >= k_len) and never stored as queries.
 #pragma once
@@ -95,7 +97,8 @@ constexpr unsigned kPingPong = 1u << 1;        // consumer warpgroups take turns
 constexpr unsigned kPersistent = 1u << 2;      // grid = #SMs, tiles from sched::StaticLptScheduler
 constexpr unsigned kTmaStore = 1u << 3;        // O: registers → smem → TMA store (where it fits)
 constexpr unsigned kTmaLoad = 1u << 4;         // Q/K/V by TMA (off: cp.async from the producer WG)
-constexpr unsigned kAll = kIntraWgOverlap | kPingPong | kPersistent | kTmaStore | kTmaLoad;
+constexpr unsigned kWarpSpecialised = 1u << 5; // producer warpgroup (off: consumers load, no setmaxnreg)
+constexpr unsigned kAll = kIntraWgOverlap | kPingPong | kPersistent | kTmaStore | kTmaLoad | kWarpSpecialised;
 }  // namespace fwd_feature
 
 struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epilogue
@@ -107,6 +110,9 @@ struct FwdKernel {
   static constexpr bool kPingPong = (kFeatures & fwd_feature::kPingPong) != 0;
   static constexpr bool kPersistent = (kFeatures & fwd_feature::kPersistent) != 0;
   static constexpr bool kTmaLoad = (kFeatures & fwd_feature::kTmaLoad) != 0;
+  static constexpr bool kWarpSpecialised = (kFeatures & fwd_feature::kWarpSpecialised) != 0;
+  static_assert(kWarpSpecialised || (kTmaLoad && kIntraWgOverlap),
+                "the non-specialised variant issues TMA loads from the overlapped mainloop");
 
   using Tile = FwdTile<kHeadDim>;
   static constexpr int kHeadDimC = kHeadDim;
@@ -117,7 +123,9 @@ struct FwdKernel {
   static constexpr int kConsumerWGs = kBlockM / 64;  // one m64 wgmma row-block per warpgroup
   static constexpr int kWgRows = 64;
   static constexpr int kConsumerThreads = kConsumerWGs * 128;
-  static constexpr int kThreads = kConsumerThreads + 128;  // + the producer warpgroup
+  // + the producer warpgroup; without it the consumers are threads 0..255.
+  static constexpr int kThreads = kConsumerThreads + (kWarpSpecialised ? 128 : 0);
+  static constexpr int kConsumerBase = kWarpSpecialised ? 128 : 0;
   static_assert(kConsumerWGs == 2, "register split and ping-pong assume 2 consumer warpgroups");
   // setmaxnreg: 128 × 24 + 256 × 240 = 64512 ≤ 65536 registers per SM.
   static constexpr uint32_t kProducerRegs = 24;
@@ -269,6 +277,10 @@ struct FwdKernel {
     }
     __syncthreads();
 
+    if constexpr (!kWarpSpecialised) {
+      consume(params, ss);  // all threads are consumers; registers as allocated (no setmaxnreg)
+      return;
+    }
     if (role == WarpRole::Producer) {
       cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
       if constexpr (kTmaLoad) {
@@ -407,6 +419,35 @@ struct FwdKernel {
     cute::cp_async_wait<0>();  // no thread leaves with copies in flight
   }
 
+  // ---- loads from a consumer thread (ablation FA_SM90_FWD_ABLATE=no_ws) ---------------------
+  // One TMA load of tile `tc`: kind 0 = Q, 1 = K block it, 2 = V block it (ring position
+  // kv_it + it). Rebuilds its partitions per call: only the non-specialised variant uses it.
+  __device__ static void load_one(Params const& params, SharedStorage& ss, sched::TileCoord const& tc,
+                                  TileWork const& w, int kind, int it, int kv_it, int q_it) {
+    using namespace cute;
+    const core::AttnParams& p = params.attn;
+    const int tma_batch = p.varlen ? 0 : tc.batch;
+    if (kind == 0) {
+      Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{});
+      Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
+      Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
+                             Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
+      auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                        group_modes<0, 2>(gQ));
+      copy(params.tma_q.with(ss.pipe_q.producer_acquire(q_it, kBytesQ)), tQgQ, tQsQ);
+      return;
+    }
+    TmaKV const& tma = kind == 1 ? params.tma_k : params.tma_v;
+    PipeKV& pipe = kind == 1 ? ss.pipe_k : ss.pipe_v;
+    Tensor s = make_tensor(make_smem_ptr(kind == 1 ? ss.k.data() : ss.v.data()), SmemLayoutKV{});
+    Tensor m = tma.get_tma_tensor(params.shape_k)(_, _, tc.head / p.group_size(), tma_batch);
+    Tensor g = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), m),
+                          Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, _0{}));
+    auto [tg, ts] = tma_partition(tma, _0{}, Layout<_1>{}, group_modes<0, 2>(s), group_modes<0, 2>(g));
+    copy(tma.with(pipe.producer_acquire(kv_it + it, kBytesKV)), tg(_, w.n_block_max - 1 - it),
+         ts(_, PipeKV::stage(kv_it + it)));
+  }
+
   // ---- consumers: GEMMs, softmax, epilogue --------------------------------------------------
   // Masks one block of scores (rowcol view) in place: keys outside [lo, hi) of each row → -inf.
   template <class TensorS, class TensorC>
@@ -454,7 +495,7 @@ struct FwdKernel {
   }
 
   __device__ static void consume(Params const& params, SharedStorage& ss) {
-    const int consumer_wg = (int(threadIdx.x) - 128) / 128;  // 0 or 1
+    const int consumer_wg = (int(threadIdx.x) - kConsumerBase) / 128;  // 0 or 1
     // Warpgroup 0 goes first: warpgroup 1 opens its barrier.
     if (kPingPong && consumer_wg == 1)
       cutlass::arch::NamedBarrier::arrive(kConsumerThreads, uint32_t(FwdNamedBarrier::WarpSchedulerWG1));
@@ -464,7 +505,7 @@ struct FwdKernel {
     while (scheduler.next(tc)) {
       TileWork w;
       if (!tile_work(params.attn, tc, w)) continue;
-      consume_tile(params, ss, tc, w, kv_it, q_it);
+      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
         ++q_it;
@@ -480,8 +521,8 @@ struct FwdKernel {
   }
 
   __device__ static void consume_tile(Params const& params, SharedStorage& ss,
-                                      sched::TileCoord const& tc, TileWork const& w, int kv_it,
-                                      int q_it) {
+                                      sched::TileCoord const& tc_main, TileWork const& w, int kv_it,
+                                      int q_it, int tile_round) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
     const core::SeqInfo& seq = w.seq;
@@ -489,7 +530,7 @@ struct FwdKernel {
     const int m0 = w.m0;
     const int n_block_max = w.n_block_max;
     const int n_blocks = w.n_blocks;
-    int ctid = int(threadIdx.x) - 128;  // thread index among the consumers
+    int ctid = int(threadIdx.x) - kConsumerBase;  // thread index among the consumers
     // Opaque per tile: everything derived from the thread index (fragment coordinates, the
     // epilogue's addresses) is recomputed inside the tile loop instead of being hoisted out of it
     // and kept live (spilled) across the mainloop.
@@ -554,6 +595,20 @@ struct FwdKernel {
       auto& pipe_k = ss.pipe_k;
       auto& pipe_v = ss.pipe_v;
       using Ring = PipeKV;
+      // Non-specialised ablation: consumer thread 0 issues the TMA loads between its own GEMMs,
+      // only where every slot it waits for is freed by work that needs nothing more from its
+      // warpgroup (so ping-pong cannot deadlock): Q and blocks 0, 1 at the tile start, K_{j+1}
+      // once iteration j's GEMMs are issued, V_{j+1} once this warpgroup has released V_{j-1}.
+      auto issue = [&](int kind, int it) {
+        if constexpr (!kWarpSpecialised) {
+          if (ctid == 0 && it < n_blocks) load_one(params, ss, tc_main, w, kind, it, kv_it, q_it);
+        }
+      };
+      issue(1, 0);
+      issue(0, 0);
+      issue(2, 0);
+      issue(1, 1);
+      issue(2, 1);
       wait_full(ss.pipe_q, q_it);
 
       if constexpr (kIntraWgOverlap) {
@@ -577,12 +632,14 @@ struct FwdKernel {
           wait_full(pipe_v, kv_it + it - 1);
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
           pingpong_pass(consumer_wg);
+          issue(1, it + 1);
           warpgroup_wait<1>();  // S_it done (groups retire in order)
           pipe_k.consumer_release(kv_it + it);
           transform_and_mask(n_block);
           softmax.update(s_rc, rescale_o);  // P_it in tSrS; O's factor kept for after PV
           warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
           pipe_v.consumer_release(kv_it + it - 1);
+          issue(2, it + 1);
           rescale();
           convert_p();
         }
@@ -622,6 +679,14 @@ struct FwdKernel {
     }
 
     // ---- epilogue: O / l, LSE, stores -----------------------------------------------------
+    // The tile's coordinates are re-derived from its round (a few integer ops; opaque, so not
+    // merged with the copies computed before the mainloop) instead of being kept live across the
+    // mainloop: at d256 the O accumulator leaves no register to spare.
+    asm volatile("" : "+r"(tile_round));
+    sched::TileCoord tc;
+    TileWork we;
+    Scheduler::tile_of_round(params.sched, tile_round, tc);
+    tile_work(p, tc, we);
     float inv_sum[kRows], lse[kRows];
     softmax.finalize(inv_sum, lse);
 #pragma unroll
@@ -643,7 +708,7 @@ struct FwdKernel {
     bool stored = false;
     if constexpr (kTmaStoreO) {
       if (params.tma_store_o) {
-        store_o_tma(params, ss, tc, m0, seq.q_len, consumer_wg, cO, rO);
+        store_o_tma(params, ss, tc, we.m0, we.seq.q_len, consumer_wg, cO, rO);
         stored = true;
       }
     }
@@ -655,8 +720,8 @@ struct FwdKernel {
       for (int i = 0; i < size(rO); i += 2) {
         const int row = get<0>(cO(i));
         const int col = get<1>(cO(i));
-        if (m0 + row < seq.q_len) {
-          const int64_t off = p.o_str.offset(tc.batch, seq.q_start + m0 + row, tc.head) + col;
+        if (we.m0 + row < we.seq.q_len) {
+          const int64_t off = p.o_str.offset(tc.batch, we.seq.q_start + we.m0 + row, tc.head) + col;
           *reinterpret_cast<Pair*>(o_base + off) = *reinterpret_cast<Pair const*>(&rO(i));
         }
       }
@@ -666,8 +731,8 @@ struct FwdKernel {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int row = get<0>(cO_rc(r, 0));
-        if (get<1>(cO_rc(r, 0)) == 0 && m0 + row < seq.q_len)
-          p.lse[p.lse_offset(tc.batch, tc.head, seq.q_start + m0 + row)] = lse[r];
+        if (get<1>(cO_rc(r, 0)) == 0 && we.m0 + row < we.seq.q_len)
+          p.lse[p.lse_offset(tc.batch, tc.head, we.seq.q_start + we.m0 + row)] = lse[r];
       }
     }
   }
@@ -835,7 +900,8 @@ core::Status launch_fwd_variant(const core::AttnParams& p, cudaStream_t stream) 
   X(plain, fwd_feature::kAll & ~(fwd_feature::kPingPong | fwd_feature::kIntraWgOverlap))   \
   X(no_persistent, fwd_feature::kAll & ~fwd_feature::kPersistent)                          \
   X(no_tma_store, fwd_feature::kAll & ~fwd_feature::kTmaStore)                             \
-  X(no_tma_load, fwd_feature::kAll & ~fwd_feature::kTmaLoad)
+  X(no_tma_load, fwd_feature::kAll & ~fwd_feature::kTmaLoad)                               \
+  X(no_ws, fwd_feature::kAll & ~fwd_feature::kWarpSpecialised)
 #define FA_SM90_FWD_EXTERN(NAME, F)                                                                   \
   extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 128, false, false, (F)>(      \
       const core::AttnParams&, cudaStream_t);                                                         \

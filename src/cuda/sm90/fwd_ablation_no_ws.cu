@@ -1,0 +1,8 @@
+// Ablation variant of the sm90 forward: FA_SM90_FWD_ABLATE=no_ws, bf16 d128, unmasked (one kernel per
+// file: compile budget). The feature set is the one FA_SM90_FWD_ABLATIONS names (flash_fwd.cuh).
+#include "cuda/sm90/flash_fwd.cuh"
+
+namespace fa::cuda::sm90 {
+template core::Status launch_fwd_variant<cutlass::bfloat16_t, 128, false, false, (fwd_feature::kAll & ~fwd_feature::kWarpSpecialised)>(
+    const core::AttnParams&, cudaStream_t);
+}  // namespace fa::cuda::sm90
