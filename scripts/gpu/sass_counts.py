@@ -12,6 +12,7 @@ kernels without HMMA/LDSM, sm90 kernels without HGMMA/UTMALDG, and any LDL/STL.
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
