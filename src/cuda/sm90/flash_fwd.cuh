@@ -882,6 +882,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
     return core::unsupported("the sm90 forward supports at most 65535 sequences");
   const dim3 grid = persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
                                : dim3(unsigned(m_blocks), unsigned(p.heads_q), unsigned(p.batch));
+  Kernel::Scheduler::set_grid(params.sched, int(grid.x));
   kernel<<<grid, Kernel::kThreads, Kernel::kSmemBytes, stream>>>(params);
   return check_launch("sm90 forward kernel launch");
 }
