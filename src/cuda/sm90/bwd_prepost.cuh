@@ -7,12 +7,35 @@
 //   get D = 0, LSE = +inf.
 // bwd_convert_dq: dQ = dq_acc * softmax_scale in the output dtype, written with dQ's strides.
 //   dq_acc holds each query block in the main kernel's fragment order (not row-major).
-// Both are plain loads/stores: the rows are short (head_dim <= 256) and strided per head.
+//
+// Both passes only move bytes (at 16k tokens x 16 heads x d128: 134 MB of O + dO read, 134 MB of
+// accumulator zeroed, 134 MB read back and 67 MB of dQ written), so what matters is how many
+// memory instructions and L2 sectors that takes. kVec (the default) uses 16-byte accesses
+// throughout:
+//   preprocess: a group of G lanes reads one row of O and dO, 8 elements per 16-byte load, all of
+//     a thread's loads issued before any arithmetic; the row sum is finished with G-lane shuffles.
+//     The accumulator is zeroed with 16-byte stores (it is contiguous per query block whatever
+//     the fragment order inside it).
+//   convert: the accumulator is read with 16-byte loads in fragment order (as before), each value
+//     is scaled, converted and put at its (row, column) in a row-major smem tile, and the tile is
+//     written out row by row with 16-byte stores. The fragment order spreads 8 consecutive columns
+//     of a row over the 4 lanes of a quad (2 each), so no thread holds a 16-byte run of dQ
+//     itself; the smem round trip is what makes whole-sector stores possible.
+//   A block whose O/dO (preprocess) or dQ (convert) rows are not 16-byte aligned takes scalar
+//   accesses inside the same kernel (uniform per CTA), so arbitrary strides keep working.
+// kVec = false is the previous scalar form (2-byte loads by one warp per row, 4-byte zeroing,
+// 2-byte dQ stores straight from the fragment order), kept as the ablation baseline:
+// FA_SM90_BWD_PREPOST=scalar selects it at run time.
+// The numbers: dQ is bit-identical in both forms (same fp32 value, same conversion); D differs
+// only in the fp32 summation order of the row sum.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/params.hpp"
 #include "core/softmax.hpp"
@@ -21,9 +44,30 @@
 
 namespace fa::cuda::sm90_bwd {
 
-constexpr int kPrepostThreads = 256;  // 8 warps, one row per warp at a time
+constexpr int kPrepostThreads = 256;
 
-template <typename Element, int kHeadDim>
+// Run-time switch of the ablation: FA_SM90_BWD_PREPOST=scalar selects the scalar passes.
+inline bool prepost_vectorized() {
+  const char* v = std::getenv("FA_SM90_BWD_PREPOST");
+  return !(v && std::strcmp(v, "scalar") == 0);
+}
+
+// Whether every row of a block can be accessed with 16-byte vectors: row 0 is 16-byte aligned and
+// the row stride keeps it so (a row is kHeadDim * 2 bytes, a multiple of 16 for every head dim).
+template <typename Element>
+__device__ __forceinline__ bool rows_aligned16(const Element* row0, int64_t row_stride) {
+  return (reinterpret_cast<uintptr_t>(row0) % 16 == 0) && (row_stride * int64_t(sizeof(Element))) % 16 == 0;
+}
+
+// Lanes per row in the vectorised preprocess: the largest power of two <= 32 dividing the row's
+// 16-byte chunk count (d64: 8, d96: 4, d128: 16, d192: 8, d256: 32), so a group's loads cover
+// G * 16 contiguous bytes (>= 64: whole 32-byte sectors) and the reduction is G-lane shuffles.
+template <int kChunks>
+constexpr int prepost_group() {
+  return kChunks % 32 == 0 ? 32 : kChunks % 16 == 0 ? 16 : kChunks % 8 == 0 ? 8 : 4;
+}
+
+template <typename Element, int kHeadDim, bool kVec = true>
 __global__ void __launch_bounds__(kPrepostThreads)
 bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
@@ -31,43 +75,112 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
   const int64_t row0 = int64_t(m_block) * kRowPad;
   if (row0 >= round_up(seq.q_len, kRowPad)) return;  // varlen: shorter than the grid's max
   const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tid = threadIdx.x;
   const Element* o_base = static_cast<const Element*>(p.o);
   const Element* do_base = static_cast<const Element*>(p.dout);
-  for (int r = warp; r < kRowPad; r += kPrepostThreads / 32) {
-    const int64_t i = row0 + r;
-    const bool valid = i < seq.q_len;
-    float dot = 0.f;
-    if (valid) {
-      const Element* o = o_base + p.o_str.offset(b, seq.q_start + i, h);
-      const Element* dout = do_base + p.do_str.offset(b, seq.q_start + i, h);
-      for (int c = lane; c < kHeadDim; c += 32) dot += float(o[c]) * float(dout[c]);
+  const int64_t rows_left = seq.q_len - row0;  // > 0 unless the whole block is padding
+
+  // LSE*log2e of the block's rows (one thread per row: 256 coalesced bytes).
+  if (tid < kRowPad) {
+    float lse_log2 = INFINITY;
+    if (tid < rows_left) {
+      const float lse = p.lse[p.lse_offset(b, h, seq.q_start + row0 + tid)];
+      lse_log2 = lse == -INFINITY ? INFINITY : lse * core::kLog2e;
     }
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
-    if (lane == 0) {
-      float lse_log2 = INFINITY;
-      if (valid) {
-        const float lse = p.lse[p.lse_offset(b, h, seq.q_start + i)];
-        lse_log2 = lse == -INFINITY ? INFINITY : lse * core::kLog2e;
-      }
-      ws.lse_log2[prow0 + r] = lse_log2;
-      ws.dpsum[prow0 + r] = dot;
-    }
-    float* acc = ws.dq_acc + (prow0 + r) * kHeadDim;
-    for (int c = lane; c < kHeadDim; c += 32) acc[c] = 0.f;
+    ws.lse_log2[prow0 + tid] = lse_log2;
   }
-  if (threadIdx.x == 0) ws.dq_turn[prow0 / kRowPad] = 0;
+
+  bool vec = false;
+  if constexpr (kVec) {
+    const int64_t r0 = seq.q_start + row0;
+    vec = rows_aligned16(o_base + p.o_str.offset(b, r0, h), p.o_str.row) &&
+          rows_aligned16(do_base + p.do_str.offset(b, r0, h), p.do_str.row);
+  }
+  if constexpr (kVec) {
+    if (vec) {
+      constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
+      constexpr int G = prepost_group<kChunks>();
+      constexpr int kCpl = kChunks / G;                    // chunks per lane per row
+      constexpr int kRowsPerPass = kPrepostThreads / G;
+      constexpr int kPasses = kRowPad / kRowsPerPass;      // = G / 4
+      static_assert(kChunks % G == 0 && kRowPad % kRowsPerPass == 0, "preprocess row split");
+      const int g = tid % G, rr = tid / G;
+      uint4 ro[kPasses][kCpl], rd[kPasses][kCpl];
+      // All loads first (up to 2 x 8 x 16 bytes in flight per thread at d256), then the sums.
+#pragma unroll
+      for (int ps = 0; ps < kPasses; ++ps) {
+        const int r = ps * kRowsPerPass + rr;
+        const bool valid = r < rows_left;
+        const int64_t i = seq.q_start + row0 + r;
+        const Element* o = o_base + p.o_str.offset(b, i, h) + g * 8;
+        const Element* dout = do_base + p.do_str.offset(b, i, h) + g * 8;
+#pragma unroll
+        for (int j = 0; j < kCpl; ++j) {
+          ro[ps][j] = valid ? *reinterpret_cast<const uint4*>(o + j * G * 8) : make_uint4(0, 0, 0, 0);
+          rd[ps][j] = valid ? *reinterpret_cast<const uint4*>(dout + j * G * 8) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int ps = 0; ps < kPasses; ++ps) {
+        float dot = 0.f;
+#pragma unroll
+        for (int j = 0; j < kCpl; ++j) {
+          Element eo[8], ed[8];
+          static_assert(sizeof(eo) == sizeof(uint4));
+          memcpy(eo, &ro[ps][j], sizeof(eo));
+          memcpy(ed, &rd[ps][j], sizeof(ed));
+#pragma unroll
+          for (int k = 0; k < 8; ++k) dot += float(eo[k]) * float(ed[k]);
+        }
+#pragma unroll
+        for (int off = G / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+        if (g == 0) ws.dpsum[prow0 + ps * kRowsPerPass + rr] = dot;  // 0 for padding rows
+      }
+    }
+  }
+  if (!vec) {
+    // Scalar form: one warp per row, lanes strided over the head dim.
+    const int warp = tid / 32, lane = tid % 32;
+    for (int r = warp; r < kRowPad; r += kPrepostThreads / 32) {
+      const int64_t i = row0 + r;
+      float dot = 0.f;
+      if (i < seq.q_len) {
+        const Element* o = o_base + p.o_str.offset(b, seq.q_start + i, h);
+        const Element* dout = do_base + p.do_str.offset(b, seq.q_start + i, h);
+        for (int c = lane; c < kHeadDim; c += 32) dot += float(o[c]) * float(dout[c]);
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+      if (lane == 0) ws.dpsum[prow0 + r] = dot;
+    }
+  }
+
+  // The block's accumulator: kRowPad * kHeadDim contiguous floats (fragment order inside does not
+  // matter for zeroing), 256-byte aligned (workspace base, prow0 a multiple of 64).
+  float* acc = ws.dq_acc + prow0 * kHeadDim;
+  if constexpr (kVec) {
+    constexpr int kVecs = kRowPad * kHeadDim / 4;
+    static_assert(kVecs % kPrepostThreads == 0);
+#pragma unroll
+    for (int k = 0; k < kVecs / kPrepostThreads; ++k)
+      reinterpret_cast<float4*>(acc)[k * kPrepostThreads + tid] = make_float4(0.f, 0.f, 0.f, 0.f);
+  } else {
+    // The previous form: one warp per row, 4-byte stores.
+    for (int r = tid / 32; r < kRowPad; r += kPrepostThreads / 32)
+      for (int c = tid % 32; c < kHeadDim; c += 32) acc[r * kHeadDim + c] = 0.f;
+  }
+  if (tid == 0) ws.dq_turn[prow0 / kRowPad] = 0;
 }
 
 // One thread per consumer thread of the main kernel: it reads that thread's dQ values of the
 // block (fragment order, Cfg::dq_frag_offset; float4 loads, coalesced across threads) and finds
 // their (row, column) through the same MMA partition the main kernel used.
-template <class Cfg>
+template <class Cfg, bool kVec = true>
 __global__ void __launch_bounds__(Cfg::kConsumerThreads)
 bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
   using Element = typename Cfg::T;
   constexpr int kHeadDim = Cfg::kHeadDim;
+  constexpr int kThreads = Cfg::kConsumerThreads;
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t row0 = int64_t(m_block) * kRowPad;
@@ -78,17 +191,63 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
   Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(
       make_identity_tensor(Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{}));
   static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
+  static_assert(Cfg::kBlockM == kRowPad);
   const float* acc = ws.dq_acc + prow0 * kHeadDim + Cfg::dq_frag_offset(tid, 0);
   Element* dq = static_cast<Element*>(p.dq);
   const int rows_left = int(min(seq.q_len - row0, int64_t(Cfg::kBlockM)));
-  CUTE_UNROLL
-  for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
-    const float4 v = *reinterpret_cast<const float4*>(acc + i * 128);
-    const float e[4] = {v.x, v.y, v.z, v.w};
+
+  if constexpr (!kVec) {
     CUTE_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
-      if (r < rows_left) dq[p.dq_str.offset(b, seq.q_start + row0 + r, h) + c] = Element(e[k] * p.scale);
+    for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(acc + i * 128);
+      const float e[4] = {v.x, v.y, v.z, v.w};
+      CUTE_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
+        if (r < rows_left) dq[p.dq_str.offset(b, seq.q_start + row0 + r, h) + c] = Element(e[k] * p.scale);
+      }
+    }
+  } else {
+    // Row-major tile of the converted block, rows padded by 16 bytes: the fragment order's
+    // stores (a warp: 8 rows x 4 column pairs) then hit 32 distinct banks at every head dim
+    // (row stride = 4 banks mod 32 for d64/128/192/256 and 20 for d96), and 16-byte rows reads
+    // stay 16-byte aligned. 33 KB at d256.
+    constexpr int kLd = kHeadDim + 8;
+    __shared__ alignas(16) uint16_t sdq[Cfg::kBlockM * kLd];
+    static_assert(sizeof(Element) == 2);
+    float4 v[Cfg::kDqFragValues / 4];
+    CUTE_UNROLL
+    for (int i = 0; i < Cfg::kDqFragValues; i += 4) v[i / 4] = *reinterpret_cast<const float4*>(acc + i * 128);
+    CUTE_UNROLL
+    for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
+      const float e[4] = {v[i / 4].x, v[i / 4].y, v[i / 4].z, v[i / 4].w};
+      CUTE_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
+        sdq[r * kLd + c] = Element(e[k] * p.scale).raw();
+      }
+    }
+    __syncthreads();
+    constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
+    static_assert((Cfg::kBlockM * kChunks) % kThreads == 0);
+    const int64_t r0 = seq.q_start + row0;
+    const bool vec = rows_aligned16(dq + p.dq_str.offset(b, r0, h), p.dq_str.row);
+    CUTE_UNROLL
+    for (int k = 0; k < Cfg::kBlockM * kChunks / kThreads; ++k) {
+      const int idx = k * kThreads + tid;
+      const int r = idx / kChunks, cc = idx % kChunks;
+      if (r < rows_left) {
+        const uint4 w = *reinterpret_cast<const uint4*>(&sdq[r * kLd + cc * 8]);
+        Element* dst = dq + p.dq_str.offset(b, r0 + r, h) + cc * 8;
+        if (vec) {
+          *reinterpret_cast<uint4*>(dst) = w;
+        } else {
+          uint16_t s[8];
+          memcpy(s, &w, sizeof(w));
+          CUTE_UNROLL
+          for (int j = 0; j < 8; ++j) reinterpret_cast<uint16_t*>(dst)[j] = s[j];
+        }
+      }
     }
   }
 }

@@ -77,8 +77,13 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   const BwdWorkspace ws = carve_workspace(p, ws_ptr);
   const int m_blocks = int((p.seqlen_q + kRowPad - 1) / kRowPad);
   const dim3 grid_rows(m_blocks, p.heads_q, p.batch);
-  if (m_blocks > 0)
-    bwd_preprocess<Element, kHeadDim><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+  const bool prepost_vec = prepost_vectorized();  // FA_SM90_BWD_PREPOST=scalar: the ablation
+  if (m_blocks > 0) {
+    if (prepost_vec)
+      bwd_preprocess<Element, kHeadDim, true><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+    else
+      bwd_preprocess<Element, kHeadDim, false><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+  }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
   const int n_blocks = int((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
@@ -110,8 +115,12 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
   }
 
-  if (m_blocks > 0)
-    bwd_convert_dq<Cfg><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws);
+  if (m_blocks > 0) {
+    if (prepost_vec)
+      bwd_convert_dq<Cfg, true><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws);
+    else
+      bwd_convert_dq<Cfg, false><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws);
+  }
   return check_launch("sm90 backward dq convert");
 }
 
