@@ -66,12 +66,18 @@ ABLATIONS_BWD = [
     ("fa3 bwd split-D 64-key tile", "fa3", {"FA_SM90_BWD_ABLATE": "split_d"}),
     ("fa3 bwd deterministic", "fa3", {"FA_BENCH_DETERMINISTIC": "1"}),
     ("fa3 bwd deterministic, atomics", "fa3", {"FA_BENCH_DETERMINISTIC": "1", "FA_SM90_BWD_ABLATE": "dq_atomic"}),
+    ("fa3 bwd scalar pre/post passes", "fa3", {"FA_SM90_BWD_PREPOST": "scalar"}),
+    ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
+    ("fa2 bwd deterministic", "fa2", {"FA_BENCH_DETERMINISTIC": "1"}),
 ]
 
 
-def ablation_entries(pas):
-    """(index into ABLATIONS + ABLATIONS_BWD, entry) for one pass."""
+def ablation_entries(pas, label_regex=None):
+    """(index into ABLATIONS + ABLATIONS_BWD, entry) for one pass, labels matching label_regex."""
+    import re
     for idx, e in enumerate(ABLATIONS + ABLATIONS_BWD):
+        if label_regex and not re.search(label_regex, e[0]):
+            continue
         if idx < len(ABLATIONS) or pas == "bwd":
             yield idx, e
 
@@ -518,7 +524,7 @@ def run_ablation(args, passes):
     known_vars = sorted({k for _, _, env in ABLATIONS + ABLATIONS_BWD for k in env})
     out = []
     for pas in passes:
-        for idx, (label, algo, env) in ablation_entries(pas):
+        for idx, (label, algo, env) in ablation_entries(pas, args.ablation_filter):
             child_env = {k: v for k, v in os.environ.items() if k not in known_vars}
             child_env.update(env)
             cmd = [sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--dtype", args.dtype,
@@ -569,6 +575,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="d 64,128 x N 1024,4096: a smoke run")
     ap.add_argument("--ceilings", action="store_true", help="also time cuBLAS 8192^3 GEMM and a D2D copy")
     ap.add_argument("--ablation", action="store_true", help="run the ABLATIONS list (d128 N8k) only")
+    ap.add_argument("--ablation-filter", default=None,
+                    help="regex: run only the ablation entries whose label matches (keep the defaults for ratios)")
     ap.add_argument("--ablation-n", type=int, default=8192,
                     help="sequence length of --ablation (B = 16384/N, H 16); e.g. 1024 for the persistent scheduler")
     ap.add_argument("--deterministic", default="0", choices=["0", "1", "both"],
