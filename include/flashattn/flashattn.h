@@ -93,7 +93,7 @@ typedef struct fa_options {
   fa_algo algo;
   int num_threads;      /* CPU backend; 0 = all hardware threads */
   void* stream;         /* cudaStream_t; NULL = default stream */
-  void* workspace;      /* device (or host for CPU) scratch; NULL = library allocates */
+  void* workspace;      /* device (or host for CPU) scratch, 16-byte aligned; NULL = library allocates */
   size_t workspace_bytes;
 } fa_options;
 
@@ -132,8 +132,8 @@ FA_API fa_status fa_varlen_backward(const fa_tensor* q, const fa_tensor* k, cons
                                     fa_tensor* dk, fa_tensor* dv, const fa_options* opt);
 
 /* Workspace the call would need with these arguments (0 when none). Pass vl = NULL for the
- * batch form. A caller that passes opt->workspace of at least this size makes the call free of
- * allocations (CUDA-graph safe). */
+ * batch form. A caller that passes opt->workspace of at least this size (16-byte aligned, as any
+ * cudaMalloc is) makes the call free of allocations (CUDA-graph safe). */
 FA_API fa_status fa_forward_workspace_size(const fa_tensor* q, const fa_tensor* k,
                                            const fa_tensor* v, const fa_varlen* vl,
                                            const fa_options* opt, size_t* bytes);

@@ -55,6 +55,9 @@ _BLOCKERS = (
     getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0),  # TorchDispatchMode (fake tensors, profilers)
     getattr(torch._C, "_are_functorch_transforms_active", lambda: False),  # vmap, grad, functionalize
     torch._C._get_tracing_state,  # torch.jit.trace
+    # Forward-mode AD: the direct path would drop the tangents silently; the custom op refuses.
+    lambda: torch.autograd.forward_ad._current_level >= 0,
+    getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False),  # TorchFunctionMode
 )
 
 # The CPU backend runs with torch's intra-op thread count (torch.set_num_threads governs both).
@@ -277,6 +280,16 @@ def _reject_unsupported(dropout_p, alibi_slopes):
         raise NotImplementedError("alibi_slopes is not supported by flashattn; pass alibi_slopes=None")
 
 
+def _refuse_forward_ad(*tensors):
+    # Forward-mode AD has no formula here, and neither the extension nor the custom op would carry
+    # a tangent: refuse instead of returning an output whose tangent is silently missing. Reached
+    # only on the custom-op route, which an active forward-AD level forces (_BLOCKERS).
+    if torch.autograd.forward_ad._current_level >= 0:
+        for t in tensors:
+            if isinstance(t, Tensor) and torch.autograd.forward_ad.unpack_dual(t).tangent is not None:
+                raise NotImplementedError("forward-mode AD (torch.autograd.forward_ad) is not supported by flashattn")
+
+
 def _check_tensor(t, name):
     if not isinstance(t, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -307,6 +320,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     _check_tensor(q, "q")
     _check_tensor(k, "k")
     _check_tensor(v, "v")
+    _refuse_forward_ad(q, k, v)
     out, lse = torch.ops.flashattn.fwd(q, k, v, scale_arg(softmax_scale), bool(causal), left, right, float(softcap),
                                        bool(deterministic))
     return (out, lse, None) if return_attn_probs else out
@@ -342,6 +356,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
             return (out, lse, None) if return_attn_probs else out
         if r is not NotImplemented:
             return (r[0], r[1], None) if return_attn_probs else r
+    _refuse_forward_ad(q, k, v)
     out, lse = torch.ops.flashattn.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_q, max_k, *opts, seqused_k)
     return (out, lse, None) if return_attn_probs else out
 

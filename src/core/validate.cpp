@@ -2,7 +2,9 @@
 // what was given, because they reach users verbatim (fa_last_error, fa::Error, Python exceptions).
 #include "core/validate.hpp"
 
+
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -146,6 +148,12 @@ Status check_options(const fa_options& o, int head_dim) {
   if (o.workspace_bytes > 0 && !o.workspace)
     return invalid("workspace_bytes is " + std::to_string(o.workspace_bytes) +
                    " but workspace is null");
+  // The kernels carve the workspace into 256-byte-aligned pieces and touch them with 16-byte
+  // vector and TMA bulk accesses: a misaligned base would fault on the device (a sticky error
+  // that ruins the caller's CUDA context), so it is refused here instead.
+  if (o.workspace && reinterpret_cast<uintptr_t>(o.workspace) % kWorkspaceAlignment != 0)
+    return invalid("workspace must be " + std::to_string(kWorkspaceAlignment) +
+                   "-byte aligned (any cudaMalloc or framework allocation is)");
   (void)head_dim;
   return Status::success();
 }

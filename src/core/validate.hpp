@@ -9,6 +9,9 @@
 
 namespace fa::core {
 
+// A caller's fa_options::workspace must be aligned to this (flashattn.h states it).
+constexpr unsigned kWorkspaceAlignment = 16;
+
 // The tensors of one call; backward-only members are null in the forward.
 struct CallArgs {
   const fa_tensor* q = nullptr;

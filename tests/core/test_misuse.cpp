@@ -582,6 +582,16 @@ TEST(Misuse, WorkspaceBytesWithoutWorkspace) {
   EXPECT_TRUE(Fails(p.forward(), kInvalid, "workspace_bytes is 1024 but workspace is null", p));
 }
 
+// The kernels access the workspace with 16-byte vector and TMA bulk operations; a misaligned base
+// must be refused before anything runs, not fault on the device.
+TEST(Misuse, WorkspaceMisaligned) {
+  Problem p;
+  alignas(16) static unsigned char scratch[4096 + 16];
+  p.opt.workspace = scratch + 8;
+  p.opt.workspace_bytes = 4096;
+  EXPECT_TRUE(Fails(p.forward(), kInvalid, "workspace must be 16-byte aligned", p));
+}
+
 TEST(Misuse, AlgoOnCpuBackend) {
   Problem p;
   p.opt.algo = FA_ALGO_FA2;

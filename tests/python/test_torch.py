@@ -292,6 +292,39 @@ def test_dispatch_mode_sees_the_custom_op():
     assert any("flashattn.bwd" in s for s in seen), seen
 
 
+def test_forward_ad_is_refused_not_dropped():
+    # Forward-mode AD is not implemented: a dual input must raise, never return an output whose
+    # tangent was silently lost (the eager shortcut would not see the tangent at all).
+    import torch.autograd.forward_ad as fwAD
+
+    q, k, v = _qkv(requires_grad=False)
+    with fwAD.dual_level():
+        dq = fwAD.make_dual(q, torch.randn_like(q))
+        try:
+            out = flashattn.flash_attn_func(dq, k, v)
+        except (RuntimeError, NotImplementedError):
+            return  # refused: what we promise
+        assert fwAD.unpack_dual(out).tangent is not None, "the tangent was dropped silently"
+
+
+def test_torch_function_mode_sees_the_call():
+    # A TorchFunctionMode active around the call routes it through the custom op, where modes
+    # see it like any other torch call.
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Record(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    q, k, v = _qkv(requires_grad=False)
+    with Record():
+        flashattn.flash_attn_func(q, k, v)
+    assert any("flashattn" in s for s in seen), seen
+
+
 @pytest.mark.parametrize("via_ops", [False, True])
 def test_workspace_is_allocated_through_torch(via_ops, monkeypatch):
     # A call that needs scratch (every CUDA backward) gets it from torch's allocator inside the
