@@ -46,10 +46,14 @@ namespace fa::cuda::sm90_bwd {
 
 constexpr int kPrepostThreads = 256;
 
-// Run-time switch of the ablation: FA_SM90_BWD_PREPOST=scalar selects the scalar passes.
+// Run-time switch of the ablation: FA_SM90_BWD_PREPOST=scalar selects the scalar passes. Read once
+// per process (bench/compare.py runs each ablation in its own process): not a per-call cost.
 inline bool prepost_vectorized() {
-  const char* v = std::getenv("FA_SM90_BWD_PREPOST");
-  return !(v && std::strcmp(v, "scalar") == 0);
+  static const bool vectorized = [] {
+    const char* v = std::getenv("FA_SM90_BWD_PREPOST");
+    return !(v && std::strcmp(v, "scalar") == 0);
+  }();
+  return vectorized;
 }
 
 // Whether every row of a block can be accessed with 16-byte vectors: row 0 is 16-byte aligned and

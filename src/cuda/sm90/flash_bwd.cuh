@@ -147,15 +147,19 @@ FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages1)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblSplitD)
 #undef FA_SM90_BWD_ABLATION_EXTERN
 
+// FA_SM90_BWD_ABLATE, read once per process (each ablation runs in its own process).
 inline int bwd_ablation() {
-  const char* v = std::getenv("FA_SM90_BWD_ABLATE");
-  if (!v || !*v) return 0;
-  const std::string s(v);
-  if (s == "dq_atomic") return 1;
-  if (s == "stages2") return 2;
-  if (s == "stages1") return 3;
-  if (s == "split_d") return 4;
-  return 0;
+  static const int variant = [] {
+    const char* v = std::getenv("FA_SM90_BWD_ABLATE");
+    if (!v || !*v) return 0;
+    const std::string s(v);
+    if (s == "dq_atomic") return 1;
+    if (s == "stages2") return 2;
+    if (s == "stages1") return 3;
+    if (s == "split_d") return 4;
+    return 0;
+  }();
+  return variant;
 }
 
 }  // namespace sm90_bwd

@@ -911,16 +911,20 @@ core::Status launch_fwd_variant(const core::AttnParams& p, cudaStream_t stream) 
 FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_EXTERN)
 #undef FA_SM90_FWD_EXTERN
 
-// Ablations: FA_SM90_FWD_ABLATE = one of the names above (read per call; honoured for bf16 d128,
-// other instances ignore it). Returns the feature set, or kAll when unset / unknown.
+// Ablations: FA_SM90_FWD_ABLATE = one of the names above (read once per process, as each ablation
+// runs in its own; honoured for bf16 d128, other instances ignore it). Returns the feature set,
+// or kAll when unset / unknown.
 inline unsigned sm90_fwd_ablation() {
-  const char* v = std::getenv("FA_SM90_FWD_ABLATE");
-  if (!v || !*v) return fwd_feature::kAll;
+  static const unsigned features = [] {
+    const char* v = std::getenv("FA_SM90_FWD_ABLATE");
+    if (!v || !*v) return unsigned(fwd_feature::kAll);
 #define FA_SM90_FWD_MATCH(NAME, F) \
-  if (std::strcmp(v, #NAME) == 0) return (F);
-  FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_MATCH)
+  if (std::strcmp(v, #NAME) == 0) return unsigned(F);
+    FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_MATCH)
 #undef FA_SM90_FWD_MATCH
-  return fwd_feature::kAll;
+    return unsigned(fwd_feature::kAll);
+  }();
+  return features;
 }
 
 }  // namespace fa::cuda::sm90
