@@ -18,7 +18,8 @@ import compare  # noqa: E402
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default=os.environ.get("FLASHATTN_LIB", "build/libflashattn.so"))
-    ap.add_argument("--algo", default="auto", choices=sorted(compare.FA_ALGO))
+    ap.add_argument("--algo", default="auto", choices=sorted(compare.FA_ALGO) + sorted(compare.SDPA_BACKENDS),
+                    help="one of ours, or a PyTorch SDPA backend (to profile the peer at the same shape)")
     ap.add_argument("--pass", dest="pas", default="fwd", choices=["fwd", "bwd"])
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--n", type=int, default=4096)
@@ -31,8 +32,14 @@ def main():
     import torch
     b = args.b or max(1, 16384 // args.n)
     h = args.h or max(1, 2048 // args.d)
-    lib = compare.load_library(args.lib)
     sets = compare.make_sets(torch, b, args.n, h, args.d, torch.bfloat16, args.pas == "bwd", l2_bytes=0)[:1]
+    if args.algo in compare.SDPA_BACKENDS:
+        # The peer through the same timing helper compare.py uses (warm-up 0, `calls` timed calls).
+        compare.time_sdpa(torch, args.algo, sets, bool(args.causal), args.pas, 0, args.calls)
+        torch.cuda.synchronize()
+        print(f"ncu_driver: {args.algo} {args.pas} B{b} H{h} N{args.n} d{args.d} causal={args.causal} x{args.calls}")
+        return
+    lib = compare.load_library(args.lib)
     ours = compare.Ours(lib, torch, args.algo, args.causal, sets, args.pas == "bwd")
     ours.opt.deterministic = args.deterministic
     if args.pas == "bwd":
