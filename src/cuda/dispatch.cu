@@ -187,6 +187,20 @@ size_t workspace_of(const KernelEntry* e, const core::AttnParams& p) {
 // generation serves the call.
 core::Status run(const core::AttnParams& p, Pass pass) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
+  // Launch failures are read back with cudaGetLastError(): an error this thread left pending
+  // before the call would be reported as ours and cleared. Refuse instead, naming it and leaving
+  // it in place for the code that caused it. cudaErrorNotReady (a stream/event query's "still
+  // running", which some runtimes record) is no error: it is cleared and the call proceeds.
+  cudaError_t pending = cudaPeekAtLastError();
+  if (pending == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    pending = cudaPeekAtLastError();
+  }
+  if (pending != cudaSuccess)
+    return {FA_ERROR_CUDA, std::string("a CUDA error was already pending on this thread before the call (") +
+                               cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending) +
+                               "); nothing was launched. Clear it with cudaGetLastError() (if it is "
+                               "sticky, the context must be reset)"};
   DeviceGuard guard(p.device_id);
   Candidates cands;
   FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
@@ -238,6 +252,14 @@ core::Status check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return cuda_error(e, what);
   return core::Status::success();
+}
+
+core::Status cuda_call_failed(cudaError_t e, const char* what) {
+  (void)cudaGetLastError();  // the slot holds e, this failure's own record
+  std::string msg = std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
+  if (cudaPeekAtLastError() != cudaSuccess)
+    msg += " (the CUDA context is in a sticky error state, possibly from earlier asynchronous work)";
+  return {FA_ERROR_CUDA, msg};
 }
 
 bool built() { return true; }

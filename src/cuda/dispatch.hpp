@@ -37,7 +37,14 @@ struct KernelEntry {
 // seqused_k). The dispatcher runs it around every backward, whatever the generation.
 core::Status zero_unreached_kv_grads(const core::AttnParams& p, cudaStream_t stream, bool all_rows);
 
-// Converts the last CUDA error into a Status; kernels' launchers end with this.
+// Converts the last CUDA error into a Status; kernels' launchers end with this. Errors pending
+// before the call never reach it: run() refuses to start while one is pending.
 core::Status check_launch(const char* what);
+
+// A runtime call of a launcher (e.g. set_max_dynamic_smem) returned e != cudaSuccess: the status
+// names that call and that error, never whatever cudaGetLastError() would hold. The last-error
+// slot this failure set is cleared so it cannot surface later as someone else's error (a sticky
+// error stays: the context is unusable, and the message says so).
+core::Status cuda_call_failed(cudaError_t e, const char* what);
 
 }  // namespace fa::cuda

@@ -1,20 +1,30 @@
 // Implementation of the CUDA tests' harness (see harness.hpp).
 #include "harness.hpp"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "core/validate.hpp"
 
 namespace fa::cuda_test {
 
 void cuda_ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  // Clear the thread's record of this failure: the library refuses to launch while a CUDA error
+  // is pending, so a harness failure left there would fail every later test of the process too.
+  (void)cudaGetLastError();
+  throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
@@ -542,6 +552,101 @@ CallOutcome classify(fa_status st, const Case& c, fa_algo algo, std::string* msg
   }
   *msg = std::string(fa_status_string(st)) + ": " + err;
   return CallOutcome::Failed;
+}
+
+fa_status run_forward_api(const Problem& pb, fa_tensor& out, fa_tensor* lse, const fa_options& opt) {
+  if (pb.c.varlen()) return fa_varlen_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &out, lse, &opt);
+  return fa_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &out, lse, &opt);
+}
+
+fa_status run_backward_api(const Problem& pb, const fa_tensor& out, const fa_tensor& lse, TensorSet& grads,
+                           const fa_options& opt) {
+  if (pb.c.varlen())
+    return fa_varlen_backward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &out, &lse, &pb.dout_set.q, &grads.q,
+                              &grads.k, &grads.v, &opt);
+  return fa_backward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &out, &lse, &pb.dout_set.q, &grads.q, &grads.k, &grads.v,
+                     &opt);
+}
+
+void upload_dense(const Problem& pb, const std::vector<double>& dense, const fa_tensor& t, bool like_q) {
+  const Case& c = pb.c;
+  const bool vl = c.varlen();
+  const int64_t outer = vl ? 1 : c.batch;
+  const int64_t rows = vl ? (like_q ? pb.total_q : pb.total_k) : (like_q ? c.nq : c.nk);
+  const int64_t heads = like_q ? c.hq : c.hk, d = c.d;
+  if (dense.size() != size_t(outer * rows * heads * d)) throw std::runtime_error("upload_dense: size mismatch");
+  const core::Strides st = strides_of(t);
+  // The smallest element range covering the view (strides are non-negative): read it, overwrite
+  // the view's elements, write it back, so gaps keep their bytes.
+  int64_t span = 0;
+  if (outer * rows * heads > 0) span = (outer - 1) * st.batch + (rows - 1) * st.row + (heads - 1) * st.head + d;
+  std::vector<uint16_t> img(static_cast<size_t>(span));
+  if (span) cuda_ok(cudaMemcpy(img.data(), t.data, size_t(span) * 2, cudaMemcpyDeviceToHost), "upload_dense D2H");
+  for (int64_t b = 0; b < outer; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t e = 0; e < d; ++e) {
+          const float v = float(dense[size_t(((b * rows + i) * heads + h) * d + e)]);
+          uint16_t bits;
+          if (c.dtype == FA_DTYPE_BFLOAT16) {
+            const __nv_bfloat16 x = __float2bfloat16_rn(v);
+            std::memcpy(&bits, &x, 2);
+          } else {
+            const __half x = __float2half_rn(v);
+            std::memcpy(&bits, &x, 2);
+          }
+          img[size_t(b * st.batch + i * st.row + h * st.head + e)] = bits;
+        }
+  if (span) cuda_ok(cudaMemcpy(t.data, img.data(), size_t(span) * 2, cudaMemcpyHostToDevice), "upload_dense H2D");
+}
+
+std::string forward_for_backward(const Problem& pb, const Reference& ref, fa_tensor& out, fa_tensor& lse,
+                                 cudaStream_t stream) {
+  fa_options opt = options_for(pb.c, FA_ALGO_AUTO);
+  opt.stream = stream;
+  const fa_status st = run_forward_api(pb, out, &lse, opt);
+  if (st == FA_OK) {
+    cuda_ok(cudaStreamSynchronize(stream), "forward");
+    return "ours";
+  }
+  if (st != FA_ERROR_UNSUPPORTED)
+    throw std::runtime_error(std::string("forward: ") + fa_status_string(st) + ": " + fa_last_error());
+  cuda_ok(cudaDeviceSynchronize(), "before the reference upload");
+  upload_dense(pb, ref.o, out, true);
+  std::vector<float> l(ref.lse.begin(), ref.lse.end());  // [B, Hq, Nq] / [Hq, Tq], as make_lse
+  if (!l.empty())
+    cuda_ok(cudaMemcpy(lse.data, l.data(), l.size() * sizeof(float), cudaMemcpyHostToDevice), "lse upload");
+  return "reference";
+}
+
+::testing::AssertionResult wait_with_watchdog(cudaStream_t stream, double seconds, const std::string& what) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess) {
+      // "Not ready" answers are not errors; do not leave one as the thread's last error.
+      if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
+      return ::testing::AssertionSuccess();
+    }
+    if (e != cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      return ::testing::AssertionFailure() << what << ": " << cudaGetErrorName(e) << ": " << cudaGetErrorString(e);
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > seconds) {
+      const ::testing::TestInfo* ti = ::testing::UnitTest::GetInstance()->current_test_info();
+      const std::string name = ti ? std::string(ti->test_suite_name()) + "." + ti->name() : std::string("?");
+      std::fprintf(stdout,
+                   "\n[  FAILED  ] %s: WATCHDOG: %s did not finish within %.0f s (a deadlock, e.g. a "
+                   "deterministic-mode dQ turn that is never taken). A running kernel cannot be cancelled "
+                   "and every later CUDA call would wait on it: exiting the test process now (code 124).\n",
+                   name.c_str(), what.c_str(), seconds);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(124);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(waited < 0.01 ? 20 : 1000));
+  }
 }
 
 }  // namespace fa::cuda_test

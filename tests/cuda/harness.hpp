@@ -170,4 +170,28 @@ CallOutcome classify(fa_status st, const Case& c, fa_algo algo, std::string* msg
 const char* algo_name(fa_algo a);
 size_t dtype_size(fa_dtype t);
 
+// The C ABI call of a case, batch or varlen form.
+fa_status run_forward_api(const Problem& pb, fa_tensor& out, fa_tensor* lse, const fa_options& opt);
+fa_status run_backward_api(const Problem& pb, const fa_tensor& out, const fa_tensor& lse, TensorSet& grads,
+                           const fa_options& opt);
+
+// Writes dense logical-order doubles (the reference's order: [rows, H, D]) into a strided
+// fp16/bf16 view, rounding to the view's dtype; memory between the view's elements (padding) is
+// left as it was. like_q selects the q-like or k-like row count.
+void upload_dense(const Problem& pb, const std::vector<double>& dense, const fa_tensor& t, bool like_q);
+
+// O and LSE for a backward test: our forward (AUTO) when the build has one for the case, else
+// (an instance-filtered build with backward kernels only) the float64 reference's, rounded to
+// O's dtype and fp32. `ref` must hold the forward reference. Returns "ours" or "reference".
+// Throws std::runtime_error when the forward fails for another reason than a missing kernel.
+std::string forward_for_backward(const Problem& pb, const Reference& ref, fa_tensor& out, fa_tensor& lse,
+                                 cudaStream_t stream);
+
+// Waits for `stream` at most `seconds`. A kernel that never finishes (a deterministic-mode turn
+// that nobody takes would deadlock) cannot be cancelled, and every later CUDA call of the process
+// would wait on it: on expiry this prints a gtest-style FAILED line naming the test and `what`,
+// and ends the process (exit code 124) instead of hanging the suite. Returns a failure for a
+// CUDA error reported by the stream.
+::testing::AssertionResult wait_with_watchdog(cudaStream_t stream, double seconds, const std::string& what);
+
 }  // namespace fa::cuda_test

@@ -1,27 +1,34 @@
-// Per-(kernel, device) memo of cudaFuncSetAttribute(MaxDynamicSharedMemorySize).
+// Per-(kernel, CUDA context) memo of cudaFuncSetAttribute(MaxDynamicSharedMemorySize).
 //
 // Why: the launchers raise a kernel's dynamic shared-memory limit before every launch, and the
-// attribute call costs about a microsecond of host time (a driver lock and a lookup), which is a
+// attribute call costs about half a microsecond of host time (a driver lock and a lookup), a
 // visible share of a small call's whole host overhead. The attribute belongs to the function in
-// one device's context and stays set until that context is destroyed, so one successful call per
-// (kernel, device, size) is enough.
+// one context and stays set until that context is destroyed, so one successful call per
+// (kernel, context, size) is enough.
+//
+// The key is the current context's unique id (cuCtxGetId), not the device ordinal: a
+// cudaDeviceReset(), or a host program that creates and destroys its own driver contexts, gives
+// the same device a new context in which the attribute is unset again. Context ids are never
+// reused within a process (unlike CUcontext handles, whose addresses can come back), so a new
+// context is a miss and gets the attribute. The id lookup is one driver call that reads the
+// thread's current context, expected far cheaper than the attribute call it saves (not yet
+// measured on its own; the fwd/bwd overhead benchmark with FA_NO_LAUNCH_CACHE=1 is the A/B).
+// No current context, or a driver that cannot say: the runtime call is made, uncached.
 //
 // The attribute is an upper limit: a launch may use less dynamic shared memory than the limit in
-// force. So the memo keeps, per (kernel, device), the largest limit set so far, a request at or
+// force. So the memo keeps, per (kernel, context), the largest limit set so far, a request at or
 // under it is a hit, and a miss only ever raises the limit (monotone: the value in force is
 // always the value recorded).
 //
 // Thread safety: the hit path is a lock-free probe of a fixed open-addressing table (acquire
 // loads of slots published with release stores). A miss takes a mutex and, under it, re-checks,
 // calls the runtime and records, so two threads cannot interleave a lower and a higher setting.
-// A full table (more than kSlots kernel/device pairs in one process) degrades to calling the
-// runtime each time, never to a wrong answer.
-//
-// Limit: a cudaDeviceReset() destroys the context and with it the attribute; the memo cannot see
-// that. Nothing in the library resets devices; a host program that does must not rely on this.
+// A full table (more than kSlots kernel/context pairs in one process: slots of destroyed contexts
+// are never reclaimed) degrades to calling the runtime each time, never to a wrong answer.
 // FA_NO_LAUNCH_CACHE=1 (read once) restores the uncached call for A/B measurements.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -33,10 +40,10 @@ namespace fa::cuda {
 namespace launch_cache_detail {
 
 struct Slot {
-  // Written once (func, device) under the mutex and published through `ready`; `max_bytes` only
+  // Written once (func, ctx) under the mutex and published through `ready`; `max_bytes` only
   // grows afterwards, also under the mutex.
   std::atomic<const void*> func{nullptr};
-  std::atomic<int> device{-1};
+  std::atomic<unsigned long long> ctx{0};
   std::atomic<int> max_bytes{0};
   std::atomic<bool> ready{false};
 };
@@ -61,22 +68,27 @@ inline bool disabled() {
   return off;
 }
 
-inline unsigned slot_of(const void* func, int device) {
+// The unique id of the calling thread's current context; false when there is none (the runtime
+// will bind or create one in the call that follows) or the driver cannot tell.
+inline bool current_context_id(unsigned long long* id) {
+  return cuCtxGetId(nullptr, id) == CUDA_SUCCESS;
+}
+
+inline unsigned slot_of(const void* func, unsigned long long ctx) {
   // Kernel addresses are aligned: drop the low bits before mixing.
   uint64_t h = (reinterpret_cast<uintptr_t>(func) >> 4) * 0x9E3779B97F4A7C15ull;
-  h ^= uint64_t(unsigned(device)) * 0xC2B2AE3D27D4EB4Full;
+  h ^= uint64_t(ctx) * 0xC2B2AE3D27D4EB4Full;
   return unsigned(h >> 40) & (kSlots - 1);
 }
 
-// The slot of (func, device), or the empty slot that ends its probe chain (slots are never
-// freed, so an empty slot proves absence), or null when the table is full.
-inline Slot* find(const void* func, int device) {
+// The slot of (func, ctx), or the empty slot that ends its probe chain (slots are never freed,
+// so an empty slot proves absence), or null when the table is full.
+inline Slot* find(const void* func, unsigned long long ctx) {
   Slot* t = slots();
-  unsigned i = slot_of(func, device);
+  unsigned i = slot_of(func, ctx);
   for (int n = 0; n < kSlots; ++n, i = (i + 1) & (kSlots - 1)) {
     if (!t[i].ready.load(std::memory_order_acquire)) return &t[i];
-    if (t[i].func.load(std::memory_order_relaxed) == func &&
-        t[i].device.load(std::memory_order_relaxed) == device)
+    if (t[i].func.load(std::memory_order_relaxed) == func && t[i].ctx.load(std::memory_order_relaxed) == ctx)
       return &t[i];
   }
   return nullptr;
@@ -89,24 +101,26 @@ inline bool covered(const Slot* s, int bytes) {
 
 }  // namespace launch_cache_detail
 
-// cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) on the
-// current device, skipped when this (kernel, device, bytes) was set before. `device` must be the
-// current device (the dispatcher makes AttnParams::device_id current around every launch).
+// cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) in the
+// current context, skipped when this (kernel, context, bytes) was set before. `device` must be
+// the current device (the dispatcher makes AttnParams::device_id current around every launch);
+// the context, not the device, keys the memo.
 template <class Kernel>
-cudaError_t set_max_dynamic_smem(Kernel* kernel, int bytes, int device) {
+cudaError_t set_max_dynamic_smem(Kernel* kernel, int bytes, int /*device*/) {
   namespace d = launch_cache_detail;
-  if (d::disabled())
+  unsigned long long ctx = 0;
+  if (d::disabled() || !d::current_context_id(&ctx))
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   const void* f = reinterpret_cast<const void*>(kernel);
-  if (d::covered(d::find(f, device), bytes)) return cudaSuccess;
+  if (d::covered(d::find(f, ctx), bytes)) return cudaSuccess;
   std::lock_guard<std::mutex> lock(d::miss_mutex());
-  d::Slot* s = d::find(f, device);
+  d::Slot* s = d::find(f, ctx);
   if (d::covered(s, bytes)) return cudaSuccess;  // another thread raised it meanwhile
   const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess || !s) return e;  // failure, or a full table: nothing recorded
   if (!s->ready.load(std::memory_order_relaxed)) {
     s->func.store(f, std::memory_order_relaxed);
-    s->device.store(device, std::memory_order_relaxed);
+    s->ctx.store(ctx, std::memory_order_relaxed);
     s->max_bytes.store(bytes, std::memory_order_relaxed);
     s->ready.store(true, std::memory_order_release);
   } else {
