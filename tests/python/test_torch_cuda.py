@@ -110,6 +110,19 @@ def test_lse_vs_float64():
     _check(lse, ref, base, "lse")
 
 
+def _check_sequence_vs_dense(out, q, k, v, sq, eq, sk, ek):
+    """Varlen sequence [sq, eq) with keys [sk, ek) against a dense call on that sequence alone:
+    the same output exactly, gradients within bf16 rounding. Needs the
+    varlen call's backward to have run (q.grad, k.grad, v.grad)."""
+    qi, ki, vi = (x.detach()[s:e][None].requires_grad_() for x, s, e in ((q, sq, eq), (k, sk, ek), (v, sk, ek)))
+    oi = flashattn.flash_attn_func(qi, ki, vi, causal=True)
+    oi.float().square().sum().backward()
+    torch.testing.assert_close(out[sq:eq], oi[0], rtol=0, atol=0)
+    torch.testing.assert_close(q.grad[sq:eq], qi.grad[0], rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(k.grad[sk:ek], ki.grad[0], rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(v.grad[sk:ek], vi.grad[0], rtol=2e-2, atol=2e-2)
+
+
 def test_varlen_vs_per_sequence_dense():
     torch.manual_seed(2)
     lens_q, lens_k = [5, 0, 130, 1], [9, 4, 130, 200]
@@ -122,14 +135,8 @@ def test_varlen_vs_per_sequence_dense():
     out.float().square().sum().backward()
     for i in range(len(lens_q)):
         sq, eq, sk, ek = cu_q[i].item(), cu_q[i + 1].item(), cu_k[i].item(), cu_k[i + 1].item()
-        if eq == sq:
-            continue
-        qi, ki, vi = (x.detach()[s:e][None].requires_grad_() for x, s, e in ((q, sq, eq), (k, sk, ek), (v, sk, ek)))
-        oi = flashattn.flash_attn_func(qi, ki, vi, causal=True)
-        oi.float().square().sum().backward()
-        torch.testing.assert_close(out[sq:eq], oi[0], rtol=0, atol=0)
-        torch.testing.assert_close(q.grad[sq:eq], qi.grad[0], rtol=2e-2, atol=2e-2)
-        torch.testing.assert_close(k.grad[sk:ek], ki.grad[0], rtol=2e-2, atol=2e-2)
+        if eq > sq:
+            _check_sequence_vs_dense(out, q, k, v, sq, eq, sk, ek)
 
 
 @pytest.mark.parametrize("via_ops", [False, True], ids=["eager-direct", "custom-op"])
@@ -159,13 +166,7 @@ def test_varlen_seqused_k_vs_per_sequence_dense(via_ops, monkeypatch):
         if ek == sk:  # no keys used: output 0
             assert torch.count_nonzero(out[sq:eq]) == 0
             continue
-        qi, ki, vi = (x.detach()[s:e][None].requires_grad_() for x, s, e in ((q, sq, eq), (k, sk, ek), (v, sk, ek)))
-        oi = flashattn.flash_attn_func(qi, ki, vi, causal=True)
-        oi.float().square().sum().backward()
-        torch.testing.assert_close(out[sq:eq], oi[0], rtol=0, atol=0)
-        torch.testing.assert_close(q.grad[sq:eq], qi.grad[0], rtol=2e-2, atol=2e-2)
-        torch.testing.assert_close(k.grad[sk:ek], ki.grad[0], rtol=2e-2, atol=2e-2)
-        torch.testing.assert_close(v.grad[sk:ek], vi.grad[0], rtol=2e-2, atol=2e-2)
+        _check_sequence_vs_dense(out, q, k, v, sq, eq, sk, ek)
 
 
 def test_eager_direct_path_matches_custom_op(monkeypatch):
