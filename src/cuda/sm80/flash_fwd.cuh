@@ -11,7 +11,8 @@
 //   P converted to fp16/bf16 in registers is the A operand of O += P·V (no smem round trip);
 //   O divided by the row sum once at the end, staged through smem (Q's tile) for 16-byte stores.
 // Key blocks run from the last to the first, so the partially masked blocks (sequence end, causal
-// diagonal) are the first ones and the rest run without per-element masks.
+// diagonal) are the first ones. Those take a "boundary" step (predicated K/V row loads,
+// per-element mask); every full, fully visible block takes a "lean" step compiled without either.
 //
 // Synchronisation (a 2-stage interleave of the single K and V buffers):
 //   top of step n:  wait(all cp.async); __syncthreads  -> K[n] landed, every warp is done with V[n+1]
@@ -23,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdlib>
+#include <type_traits>
 
 #include "core/mask.hpp"
 #include "core/params.hpp"
@@ -37,6 +39,17 @@ namespace sm80 {
 
 #ifndef FA_SM80_FWD_S_PREFETCH
 #define FA_SM80_FWD_S_PREFETCH 1  // 0: leave the k-slice load order of Q·K^T to ptxas
+#endif
+// 1: two loop bodies, a boundary step (predicated K/V loads, per-element mask) and a lean step for
+// full, fully visible blocks; 0: one body with a run-time mask branch and predicated loads on every
+// block (the register allocator then keeps the row predicates' state live through the whole loop).
+#ifndef FA_SM80_FWD_SPLIT_STEPS
+#define FA_SM80_FWD_SPLIT_STEPS 1
+#endif
+// 1: O is rescaled only when a row max grew by more than 2^8 (FragmentSoftmax::update_lazy);
+// 0: on every key block (update).
+#ifndef FA_SM80_FWD_LAZY_RESCALE
+#define FA_SM80_FWD_LAZY_RESCALE 1
 #endif
 
 // Runtime switches for ablations (environment, read once per process):
@@ -65,6 +78,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr int kBlockN = Traits::kBlockN;
   constexpr int kHeadDim = Traits::kHeadDim;
   constexpr bool kSPrefetch = FA_SM80_FWD_S_PREFETCH != 0;
+  constexpr bool kSplitSteps = FA_SM80_FWD_SPLIT_STEPS != 0;
+  constexpr bool kLazyRescale = FA_SM80_FWD_LAZY_RESCALE != 0;
 
   const int m_block = sw.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
   const int head = blockIdx.y;
@@ -152,58 +167,92 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   const ScoreScale score_scale = make_score_scale<kSoftcap>(p.scale, p.softcap);
 
   // ---- main loop over key blocks, last to first ------------------------------------------------
+  // One step = one key block n. kBoundary steps serve the blocks that need per-element masks (the
+  // sequence end, the causal diagonal, a window's edges): their K/V row loads are predicated and
+  // their scores masked. Every other block is full (all kBlockN keys exist) and fully visible to
+  // every row of the tile, so its step has neither predicates nor mask code.
+  auto step = [&](int n, auto boundary_tag, bool apply_mask) {
+    constexpr bool kBoundary = decltype(boundary_tag)::value;
+    Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
+    clear(acc_s);
+    cp_async_wait<0>();
+    __syncthreads();
+    const int col0 = n * kBlockN;
+    if constexpr (kBoundary) {
+      load_rows(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV, tKVcKV, k_len - col0);
+    } else {
+      copy(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV);
+    }
+    cp_async_fence();
+
+    // FA_SM80_FWD_S_PREFETCH=0 drops the explicit one-slice-ahead ldmatrix of Q·K^T (ptxas
+    // hoists loads itself); measured on sm_90a d128: the same 168 B of spills, so it stays on.
+    gemm_ss<kSPrefetch>(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k,
+                        smem_thr_q, smem_thr_k);
+
+    Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
+    if constexpr (kSoftcap) {
+      if (score_scale.capped) apply_softcap(acc_s, score_scale.tanh_arg);
+    }
+    if constexpr (kBoundary) {
+      if (apply_mask) mask_scores<kMasked, kBlockN>(s_rc, tScS_rc, mask, row0, col0);
+    }
+
+    cp_async_wait<0>();
+    __syncthreads();
+    if (n > n_block_min) {
+      // Block n-1 is below a full block, so it is full too: only a boundary step predicates.
+      if constexpr (kBoundary) {
+        load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK, tKVcKV,
+                  k_len - col0 + kBlockN);
+      } else {
+        copy(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK);
+      }
+      cp_async_fence();
+    }
+
+    if constexpr (kLazyRescale) {
+      softmax.update_lazy(s_rc, acc_o_rc, score_scale.log2);
+    } else {
+      softmax.template update<false>(s_rc, acc_o_rc, score_scale.log2);
+    }
+
+    Tensor p_frag = convert_fragment<Element>(acc_s);
+    Tensor tOrP = make_tensor(p_frag.data(), acc_as_operand_a(p_frag.layout()));
+    // O += P·V one head-dim chunk at a time: a k16 slice of V^T across all of d256 is 64
+    // registers, per 64-column chunk 16 (d256 spills went from 64 B to 4 B).
+    CUTE_UNROLL
+    for (int c = 0; c < kPvChunks; ++c) {
+      Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
+      Tensor tOsVt_chunk = smem_thr_v.partition_S(
+          local_tile(sVt, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(c, 0)));
+      gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v);
+    }
+  };
+
   if (n_block_min < n_block_max) {
     load_rows(gmem_copy, gmem_thr.partition_S(gQ), tQsQ, tQcQ, rows_here);
     load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n_block_max - 1)), tKsK, tKVcKV,
               k_len - (n_block_max - 1) * kBlockN);
     cp_async_fence();
 
-    // One loop body for every block (the first block's rescale multiplies by exp2(-inf) = 0):
-    // peeling it would double the code and the compile memory for a saving of one O rescale.
+    // One loop for every block (the first block's rescale multiplies by exp2(-inf) = 0): peeling
+    // it would add a third copy of the step for a saving of one O rescale.
     for (int n = n_block_max - 1; n >= n_block_min; --n) {
-      Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
-      clear(acc_s);
-      cp_async_wait<0>();
-      __syncthreads();
       const int col0 = n * kBlockN;
-      load_rows(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV, tKVcKV, k_len - col0);
-      cp_async_fence();
-
-      // FA_SM80_FWD_S_PREFETCH=0 drops the explicit one-slice-ahead ldmatrix of Q·K^T (ptxas
-      // hoists loads itself); measured on sm_90a d128: the same 168 B of spills, so it stays on.
-      gemm_ss<kSPrefetch>(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k,
-                          smem_thr_q, smem_thr_k);
-
-      Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
-      if constexpr (kSoftcap) {
-        if (score_scale.capped) apply_softcap(acc_s, score_scale.tanh_arg);
-      }
-      // Interior blocks are fully visible to every row of the tile: no per-element work.
       const bool needs_mask =
           sw.mask_every_block || col0 + kBlockN > k_len ||
           (kMasked && !mask.block_unmasked(row0, row0 + rows_here, col0, col0 + kBlockN));
-      if (needs_mask) mask_scores<kMasked, kBlockN>(s_rc, tScS_rc, mask, row0, col0);
-
-      cp_async_wait<0>();
-      __syncthreads();
-      if (n > n_block_min) {
-        load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK, tKVcKV,
-                  k_len - col0 + kBlockN);
-        cp_async_fence();
-      }
-
-      softmax.template update<false>(s_rc, acc_o_rc, score_scale.log2);
-
-      Tensor p_frag = convert_fragment<Element>(acc_s);
-      Tensor tOrP = make_tensor(p_frag.data(), acc_as_operand_a(p_frag.layout()));
-      // O += P·V one head-dim chunk at a time: a k16 slice of V^T across all of d256 is 64
-      // registers, per 64-column chunk 16 (d256 spills went from 64 B to 4 B).
-      CUTE_UNROLL
-      for (int c = 0; c < kPvChunks; ++c) {
-        Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
-        Tensor tOsVt_chunk = smem_thr_v.partition_S(
-            local_tile(sVt, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(c, 0)));
-        gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v);
+      if constexpr (kSplitSteps) {
+        // Causal with Nq == Nk at 128 x 64 tiles: 2 boundary blocks per query block, the rest
+        // (up to 254 at N 16k) take the lean step.
+        if (needs_mask) {
+          step(n, std::true_type{}, true);
+        } else {
+          step(n, std::false_type{}, false);
+        }
+      } else {
+        step(n, std::true_type{}, needs_mask);
       }
     }
   }

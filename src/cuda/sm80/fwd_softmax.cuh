@@ -119,6 +119,56 @@ struct FragmentSoftmax {
     }
   }
 
+  // update() with a stale reference max: O, row_sum and the exponent offset move to a new row max
+  // only when some row of the warp has grown by more than kHeadroomLog2 (exp2 units) since its last
+  // move; otherwise the block's P = exp2(s·scale - m_ref) is at most 2^kHeadroomLog2 and O is left
+  // alone. Exact in real arithmetic (O and row_sum share the reference, finalize divides it out);
+  // in floating point P only gains exponent: P <= 2^8 keeps its relative precision in fp16/bf16,
+  // and the sums it feeds (row_sum, O) are fp32.
+  // The skip is warp-uniform (vote), so the common case issues no FMUL on O at all: the rescale of
+  // a d128 O fragment is 128 FMULs per key block and keeps the O registers busy between the two
+  // GEMMs. Rows that have seen only masked keys keep m = -inf as in update().
+  static constexpr float kHeadroomLog2 = 8.f;
+
+  template <class S, class O>
+  CUTE_DEVICE void update_lazy(S& s, O& o, float scale_log2) {
+    static_assert(decltype(size<0>(s))::value == kRows);
+    float block_max[kRows];
+    bool grow = false;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      float m = s(r, 0);
+      CUTE_UNROLL
+      for (int c = 1; c < size<1>(s); ++c) m = fmaxf(m, s(r, c));
+      block_max[r] = quad_max(m);
+      // -inf > -inf + 8 is false: a row with no visible key yet stays at -inf.
+      grow |= block_max[r] * scale_log2 > row_max[r] * scale_log2 + kHeadroomLog2;
+    }
+    if (__any_sync(0xffffffffu, grow)) {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        const float m_new = fmaxf(row_max[r], block_max[r]);
+        const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;
+        const float rescale_o = exp2f(row_max[r] * scale_log2 - m_scaled);
+        row_sum[r] *= rescale_o;
+        CUTE_UNROLL
+        for (int c = 0; c < size<1>(o); ++c) o(r, c) *= rescale_o;
+        row_max[r] = m_new;
+      }
+    }
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const float m_scaled = row_max[r] == -INFINITY ? 0.f : row_max[r] * scale_log2;
+      float sum = 0.f;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(s); ++c) {
+        s(r, c) = exp2f(s(r, c) * scale_log2 - m_scaled);
+        sum += s(r, c);
+      }
+      row_sum[r] += sum;
+    }
+  }
+
   // O /= l and lse = m·scale + ln(l); an empty row (l = 0) gets O = 0 and lse = -inf.
   template <class O>
   CUTE_DEVICE void finalize(O& o, float scale_natural, float (&lse)[kRows]) {
