@@ -18,6 +18,11 @@ Rows, thinnest first (all forward unless named):
                             this row is what flashattn's own layers and launches add.
   sdpa / sdpa+grad / sdpa fwd+bwd   torch.nn.functional.scaled_dot_product_attention, same tensors
   torch x.add_(1)           the cheapest torch op that launches one kernel: torch's own floor
+  alloc ...                 one torch allocation (and its free) as the extension makes them: out
+                            (torch.empty_like(q)), lse and workspace (a 0-element template's
+                            new_empty(shape)), and torch.empty(shape, dtype=, device=) for
+                            comparison. On CUDA these go through the caching allocator; the rows
+                            say how much of a call's host time its allocations are.
 
 Two numbers per row (same definitions as bench/host_overhead.cpp, fa_host_overhead):
   host us  CPU time to issue one call: batches of --batch calls with no synchronisation inside
@@ -28,9 +33,10 @@ cudaLaunchKernel) measured by fa_host_overhead; pass --host-bench PATH/TO/fa_hos
 table is printed first) or --raw-us X. The issue's goal: flash_attn_func's "over raw" <= 5 us.
 
 Usage: python bench/python_overhead.py [--device cuda|cpu] [--iters N] [--batch K] [--shape B,Nq,Nk,H,D]
-                                       [--host-bench PATH] [--raw-us X] [--threads T]
+                                       [--host-bench PATH] [--raw-us X] [--threads T] [--cpu-time]
 On CPU (no GPU) the numbers include the CPU backend's tiny compute; use them as a proxy for the
-Python-side cost only.
+Python-side cost only. --cpu-time times with the thread's CPU clock instead of the wall clock: on a
+shared, loaded machine it leaves out the time other processes hold the core (host us only).
 """
 
 import argparse
@@ -46,16 +52,16 @@ import flashattn
 from flashattn import _C, _torch
 
 
-def bench(fn, iters, batch, sync):
+def bench(fn, iters, batch, sync, clock=time.perf_counter):
     for _ in range(max(20, iters // 20)):  # warm-up: caches, lazy init, allocator pools
         fn()
     sync()
     per_call = []
     for _ in range(max(1, iters // batch)):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(batch):
             fn()
-        per_call.append((time.perf_counter() - t0) / batch * 1e6)
+        per_call.append((clock() - t0) / batch * 1e6)
         sync()
     t0 = time.perf_counter()
     for _ in range(iters):
@@ -83,6 +89,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1,
                     help="CPU only: torch.set_num_threads (the torch layer passes it to the CPU backend); 1 keeps "
                          "thread wake-ups out of a per-call measurement")
+    ap.add_argument("--cpu-time", action="store_true", help="host us from the thread's CPU clock (loaded machines)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     raw = args.raw_us
@@ -107,6 +114,8 @@ def main():
     causal = nq > 1
     threads = 0 if dev.type == "cuda" else torch.get_num_threads()
     out_ptr, lse_ptr = out.data_ptr(), lse.data_ptr()
+    f32_template = torch.empty(0, dtype=torch.float32, device=dev)
+    lse_shape = (b, h, nq)
 
     def via_ops():
         _torch._FORCE_OPS = True
@@ -156,13 +165,16 @@ def main():
         ("sdpa+grad", lambda: F.scaled_dot_product_attention(qtg, ktg, vtg, is_causal=causal)),
         ("sdpa fwd+bwd", sdpa_fwd_bwd),
         ("torch x.add_(1)", lambda: one.add_(1)),
+        ("alloc out: torch.empty_like(q)", lambda: torch.empty_like(q)),
+        ("alloc lse: template.new_empty", lambda: f32_template.new_empty(lse_shape)),
+        ("alloc lse: torch.empty(kwargs)", lambda: torch.empty(lse_shape, dtype=torch.float32, device=dev)),
     ]
     print(f"python_overhead: device={dev} dtype={dtype} q={tuple(q.shape)} k={tuple(k.shape)} causal={causal} "
           f"iters={args.iters} batch={args.batch} torch={torch.__version__}")
     print(f"{'layer':36s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}")
     for name, fn in rows:
         try:
-            host, wall = bench(fn, args.iters, args.batch, sync)
+            host, wall = bench(fn, args.iters, args.batch, sync, time.thread_time if args.cpu_time else time.perf_counter)
         except Exception as e:  # one layer failing (e.g. an unsupported shape) must not hide the rest
             print(f"{name:36s} failed: {type(e).__name__}: {e}")
             continue

@@ -45,24 +45,31 @@ except AttributeError:  # pragma: no cover - torch without CUDA support
         return torch.cuda.current_stream(index).cuda_stream
 
 
-_is_compiling = torch.compiler.is_compiling
+# Dynamo folds this to True while it traces, so a compiled call takes the custom-op branch and
+# traces nothing past it. is_dynamo_compiling is one frame where is_compiling is two (it also asks
+# torch.jit.is_scripting); non-strict torch.export, which only is_compiling reports, runs under
+# dispatch modes on fake tensors, and the extension's route check sends that to the custom ops.
+_is_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 _grad_enabled = torch.is_grad_enabled
 
 # Anything that must see the custom ops rather than the direct path: each answers truthy when
-# active. Read by the extension on every eager call (after _is_compiling, which stays in Python
-# so that dynamo folds it to a constant and traces nothing past it).
-_BLOCKERS = (
-    getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0),  # TorchDispatchMode (fake tensors, profilers)
-    getattr(torch._C, "_are_functorch_transforms_active", lambda: False),  # vmap, grad, functionalize
-    torch._C._get_tracing_state,  # torch.jit.trace
-    # Forward-mode AD: the direct path would drop the tangents silently; the custom op refuses.
-    lambda: torch.autograd.forward_ad._current_level >= 0,
-    getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False),  # TorchFunctionMode
+# active. Called by the extension on every eager call, so only builtins (no Python frame); an
+# active forward-AD level, the last blocker, is read by the extension from the module itself.
+_BLOCKERS = tuple(
+    f
+    for f in (
+        getattr(torch._C, "_len_torch_dispatch_stack", None),  # TorchDispatchMode (fake tensors, profilers)
+        getattr(torch._C, "_are_functorch_transforms_active", None),  # vmap, grad, functionalize
+        torch._C._get_tracing_state,  # torch.jit.trace
+        getattr(torch._C, "_is_torch_function_mode_enabled", None),  # TorchFunctionMode
+    )
+    if f is not None
 )
 
 # The CPU backend runs with torch's intra-op thread count (torch.set_num_threads governs both).
 _C.torch_setup(_FA_DTYPE, _raw_stream, torch.get_num_threads, Tensor, torch.empty_like, torch.empty, torch.device,
-               torch.contiguous_format, torch.uint8, torch.float32, _grad_enabled, _BLOCKERS)
+               torch.contiguous_format, torch.uint8, torch.float32, _grad_enabled, _BLOCKERS,
+               torch.autograd.forward_ad)
 
 # Bound once: a module attribute lookup per call is a measurable share of a small call.
 _c_fwd = _C.torch_fwd
@@ -264,6 +271,26 @@ class _FlashAttnVarlenFunc(torch.autograd.Function):
         return (dq, dk, dv) + (None,) * 4
 
 
+def _c_apply(cls):
+    """cls.apply without the Python layer some torch versions put around the C one.
+
+    There (torch <= 2.11 at least) Function.apply is a Python classmethod that binds default
+    arguments for Functions with a separate setup_context, sends the call to functorch when a
+    transform is active, and unwraps functorch wrappers left over from finished transforms, then
+    calls _C._FunctionBase.apply: several frames and a generator per call, microseconds on a small
+    call. None of it applies to these Functions on the eager path: no setup_context, and the
+    extension's route check has already sent functorch transforms (like every other tracer) to the
+    custom ops. Where apply is already the C one (newer torch), it is returned unchanged.
+    """
+    c_apply = getattr(torch._C._FunctionBase, "__dict__", {}).get("apply")
+    if c_apply is None or torch.autograd.Function.__dict__.get("apply") is c_apply:
+        return cls.apply
+    return c_apply.__get__(None, cls)
+
+
+_flash_apply = _c_apply(_FlashAttnFunc)
+_flash_varlen_apply = _c_apply(_FlashAttnVarlenFunc)
+
 _FORCE_OPS = os.environ.get("FLASHATTN_EAGER_OPS", "0") not in ("", "0")
 
 
@@ -313,8 +340,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
         # Also decides the route: None = autograd must record the call, NotImplemented = custom ops.
         r = _c_fwd(q, k, v, True, return_attn_probs, softmax_scale, causal, left, right, softcap, deterministic)
         if r is None:
-            r = _FlashAttnFunc.apply(q, k, v, (softmax_scale, causal, left, right, softcap, deterministic),
-                                     bool(return_attn_probs))
+            r = _flash_apply(q, k, v, (softmax_scale, causal, left, right, softcap, deterministic),
+                             bool(return_attn_probs))
         if r is not NotImplemented:
             return (r[0], r[1], None) if return_attn_probs else r
     _check_tensor(q, "q")
@@ -352,7 +379,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         r = _c_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_q, max_k,
                           True, return_attn_probs, *opts)
         if r is None:
-            out, lse = _FlashAttnVarlenFunc.apply(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, (max_q, max_k) + opts)
+            out, lse = _flash_varlen_apply(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, (max_q, max_k) + opts)
             return (out, lse, None) if return_attn_probs else out
         if r is not NotImplemented:
             return (r[0], r[1], None) if return_attn_probs else r

@@ -277,15 +277,19 @@ struct TorchGlue {
   PyObject* uint8 = nullptr;
   PyObject* float32 = nullptr;
   PyObject* grad_enabled = nullptr;    // torch.is_grad_enabled
-  PyObject* blockers = nullptr;        // tuple of no-argument callables; any truthy answer: not plain eager
-  PyObject *kw_memory_format = nullptr, *kw_dtype_device = nullptr;
+  PyObject* blockers = nullptr;        // tuple of no-argument builtins; any truthy answer: not plain eager
+  PyObject* forward_ad = nullptr;      // torch.autograd.forward_ad: _current_level >= 0 is a blocker too
+  PyObject* kw_memory_format = nullptr;
   PyObject *s_dtype = nullptr, *s_is_cuda, *s_is_cpu, *s_get_device, *s_data_ptr, *s_shape, *s_stride, *s_device,
-           *s_requires_grad, *s_contiguous;
-  // torch.device objects by fa device, built on first use (torch.empty needs one; q.device would
-  // build a new one per call).
+           *s_requires_grad, *s_contiguous, *s_new_empty, *s_current_level;
+  // Empty (0-element) tensors by (device, dtype) -- float32 for lse, uint8 for workspace -- built on
+  // first use. Allocating with template.new_empty(shape) takes dtype and device from the template:
+  // the same allocation as torch.empty(shape, dtype=, device=) without the keyword parsing, which
+  // costs ~0.25 us per call on the CPU (bench/python_overhead.py rows "lse alloc ...").
   static constexpr int kMaxDevices = 64;
-  PyObject* cpu_device = nullptr;
-  PyObject* cuda_devices[kMaxDevices] = {};
+  enum TemplateDtype { kFloat32 = 0, kUint8 = 1, kTemplateDtypes = 2 };
+  PyObject* cpu_templates[kTemplateDtypes] = {};
+  PyObject* cuda_templates[kMaxDevices][kTemplateDtypes] = {};
   // Test hook (torch_debug_workspace): every call gets at least this much torch-allocated
   // workspace, so the CPU tests exercise the allocation path the CUDA backward always takes.
   size_t min_workspace = 0;
@@ -301,7 +305,8 @@ PyObject* keep(nb::handle h) { return h.inc_ref().ptr(); }
 
 void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num_threads, nb::handle tensor_type,
                  nb::callable empty_like, nb::callable empty, nb::callable device_ctor, nb::handle contiguous_format,
-                 nb::handle uint8, nb::handle float32, nb::callable grad_enabled, nb::tuple blockers) {
+                 nb::handle uint8, nb::handle float32, nb::callable grad_enabled, nb::tuple blockers,
+                 nb::handle forward_ad) {
   TorchGlue& g = glue();
   g.dtype_codes = keep(dtype_codes);
   g.raw_stream = keep(raw_stream);
@@ -315,8 +320,8 @@ void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num
   g.float32 = keep(float32);
   g.grad_enabled = keep(grad_enabled);
   g.blockers = keep(blockers);
+  g.forward_ad = keep(forward_ad);
   g.kw_memory_format = keep(nb::make_tuple("memory_format"));
-  g.kw_dtype_device = keep(nb::make_tuple("dtype", "device"));
   g.s_dtype = PyUnicode_InternFromString("dtype");
   g.s_is_cuda = PyUnicode_InternFromString("is_cuda");
   g.s_is_cpu = PyUnicode_InternFromString("is_cpu");
@@ -327,6 +332,8 @@ void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num
   g.s_device = PyUnicode_InternFromString("device");
   g.s_requires_grad = PyUnicode_InternFromString("requires_grad");
   g.s_contiguous = PyUnicode_InternFromString("contiguous");
+  g.s_new_empty = PyUnicode_InternFromString("new_empty");
+  g.s_current_level = PyUnicode_InternFromString("_current_level");
 }
 
 const TorchGlue& ready_glue() {
@@ -462,20 +469,27 @@ void torch_exec(const fa_tensor& q, fa_options* o) {
 // ---- allocation through torch (outputs and workspace come from torch's allocator: CUDA-graph
 // capture and torch's memory accounting see them) ----
 
-PyObject* device_of(const fa_tensor& like) {
+// The 0-element tensor of this dtype where `like` lives (see TorchGlue's templates). Built with
+// torch.empty(0, dtype=, device=): no memory is allocated, so building it inside a CUDA-graph
+// capture is harmless.
+PyObject* template_of(const fa_tensor& like, TorchGlue::TemplateDtype which) {
   TorchGlue& g = glue();
   PyObject** slot = nullptr;
-  nb::object made;
+  nb::object dev;
   if (like.device == FA_DEVICE_CPU) {
-    slot = &g.cpu_device;
-    if (!*slot) made = checked(PyObject_CallOneArg(g.device_ctor, nb::str("cpu").ptr()));
+    slot = &g.cpu_templates[which];
+    if (!*slot) dev = checked(PyObject_CallOneArg(g.device_ctor, nb::str("cpu").ptr()));
   } else if (like.device_id >= 0 && like.device_id < TorchGlue::kMaxDevices) {
-    slot = &g.cuda_devices[like.device_id];
-    if (!*slot) made = checked(PyObject_CallFunction(g.device_ctor, "si", "cuda", like.device_id));
+    slot = &g.cuda_templates[like.device_id][which];
+    if (!*slot) dev = checked(PyObject_CallFunction(g.device_ctor, "si", "cuda", like.device_id));
   } else {
     raise(PyExc_ValueError, "CUDA device index " + std::to_string(like.device_id) + " is out of range");
   }
-  if (!*slot) *slot = made.release().ptr();
+  if (!*slot) {
+    nb::object size = nb::make_tuple(0), kw = nb::make_tuple("dtype", "device");
+    PyObject* args[] = {size.ptr(), which == TorchGlue::kFloat32 ? g.float32 : g.uint8, dev.ptr()};
+    *slot = checked(PyObject_Vectorcall(g.empty, args, 1, kw.ptr())).release().ptr();
+  }
   return *slot;
 }
 
@@ -496,14 +510,14 @@ nb::object alloc_like(nb::handle like, const fa_tensor& tl) {
   return checked(PyObject_Vectorcall(g.empty_like, args, 1, g.kw_memory_format));
 }
 
-// torch.empty(shape, dtype=dtype, device=where `like` lives).
-nb::object alloc_empty(const fa_tensor& like, std::initializer_list<int64_t> shape, PyObject* dtype) {
+// torch.empty(shape, dtype=, device=where `like` lives), as template.new_empty(shape).
+nb::object alloc_empty(const fa_tensor& like, std::initializer_list<int64_t> shape, TorchGlue::TemplateDtype dtype) {
   const TorchGlue& g = glue();
   nb::object size = checked(PyTuple_New(Py_ssize_t(shape.size())));
   Py_ssize_t i = 0;
   for (int64_t s : shape) PyTuple_SET_ITEM(size.ptr(), i++, checked(PyLong_FromLongLong(s)).release().ptr());
-  PyObject* args[] = {size.ptr(), dtype, device_of(like)};
-  return checked(PyObject_Vectorcall(g.empty, args, 1, g.kw_dtype_device));
+  PyObject* args[] = {template_of(like, dtype), size.ptr()};
+  return checked(PyObject_VectorcallMethod(g.s_new_empty, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
 }
 
 // A contiguous tensor the caller allocated: `like`'s place, the given dtype and shape.
@@ -536,7 +550,7 @@ struct Output {
   fa_tensor t;
   Output(nb::handle like, const fa_tensor& tl) : obj(alloc_like(like, tl)), t(contiguous_like(tl, data_ptr(obj))) {}
   Output(const fa_tensor& like, std::initializer_list<int64_t> shape)
-      : obj(alloc_empty(like, shape, glue().float32)),
+      : obj(alloc_empty(like, shape, TorchGlue::kFloat32)),
         t(contiguous_like(like, data_ptr(obj), FA_DTYPE_FLOAT32, shape)) {}
 };
 
@@ -595,6 +609,9 @@ Route route(nb::handle q, nb::handle k, nb::handle v) {
   const Py_ssize_t n = PyTuple_GET_SIZE(g.blockers);
   for (Py_ssize_t i = 0; i < n; ++i)
     if (truthy(checked(PyObject_CallNoArgs(PyTuple_GET_ITEM(g.blockers, i))))) return Route::Ops;
+  // Forward-mode AD: the direct path would drop the tangents silently; the custom op refuses. Read
+  // here rather than through a Python lambda in the blockers (a frame per call, ~0.1 us).
+  if (as_i64(get_attr(g.forward_ad, g.s_current_level).ptr()) >= 0) return Route::Ops;
   for (nb::handle t : {q, k, v})
     if (get_attr(t.ptr(), g.s_requires_grad).ptr() == Py_True)
       return checked(PyObject_CallNoArgs(g.grad_enabled)).ptr() == Py_True ? Route::Grad : Route::Direct;
@@ -616,7 +633,7 @@ void run_torch(const fa_tensor& q, fa_options& o, Query&& query, Launch&& launch
   need = std::max(need, g.min_workspace);
   nb::object ws;
   if (need > 0) {
-    ws = alloc_empty(q, {int64_t(need)}, g.uint8);
+    ws = alloc_empty(q, {int64_t(need)}, TorchGlue::kUint8);
     o.workspace = reinterpret_cast<void*>(data_ptr(ws));
     o.workspace_bytes = need;
   }

@@ -272,6 +272,25 @@ def test_direct_path_matches_custom_ops_bitwise(causal, window, softcap, monkeyp
                                results[0][0], rtol=0, atol=0)
 
 
+def test_c_level_function_apply_matches_function_apply():
+    # The eager path calls _C._FunctionBase.apply bound to the Function class, skipping the Python
+    # wrapper some torch versions put around it (_torch._c_apply); on every torch version that bound
+    # C apply must record the same graph as Function.apply: same output, same gradients.
+    from flashattn import _torch
+
+    c_apply = torch._C._FunctionBase.__dict__["apply"].__get__(None, _torch._FlashAttnFunc)
+    opts = (None, True, -1, -1, 0.0, False)
+    results = []
+    for apply in (_torch._FlashAttnFunc.apply, c_apply):
+        q, k, v = _qkv()
+        out = apply(q, k, v, opts, False)
+        assert out.grad_fn is not None and type(out.grad_fn).__name__ == "_FlashAttnFuncBackward"
+        out.backward(torch.ones_like(out))
+        results.append([out.detach(), q.grad, k.grad, v.grad])
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 def test_dispatch_mode_sees_the_custom_op():
     # A TorchDispatchMode (profilers, FLOP counters, tracers) must see flashattn::fwd/bwd, not
     # the eager shortcut's internals.
