@@ -7,12 +7,15 @@
 // Data flow per CTA:
 //   Q tile  --cp.async--> smem (once) --ldmatrix--> registers (per k-slice of Q·K^T)
 //   K, V    --cp.async--> smem, one buffer each      --ldmatrix(.trans for V)--> registers
-//   S = Q·K^T in fp32 registers; online softmax on the fragments (quad shuffles for row max);
+//   S = Q·K^T in fp32 registers; online softmax on the fragments (quad shuffles for row max),
+//   O rescaled only when a row max grew by more than 2^8 (warp vote; FragmentSoftmax::update_lazy);
 //   P converted to fp16/bf16 in registers is the A operand of O += P·V (no smem round trip);
 //   O divided by the row sum once at the end, staged through smem (Q's tile) for 16-byte stores.
 // Key blocks run from the last to the first, so the partially masked blocks (sequence end, causal
 // diagonal) are the first ones. Those take a "boundary" step (predicated K/V row loads,
 // per-element mask); every full, fully visible block takes a "lean" step compiled without either.
+// Causal calls use an instance without softcap (scripts/instances/sm80_fwd.py), so a causal lean
+// step is the same code as a non-causal one.
 //
 // Synchronisation (a 2-stage interleave of the single K and V buffers):
 //   top of step n:  wait(all cp.async); __syncthreads  -> K[n] landed, every warp is done with V[n+1]
@@ -51,6 +54,11 @@ namespace sm80 {
 #ifndef FA_SM80_FWD_LAZY_RESCALE
 #define FA_SM80_FWD_LAZY_RESCALE 1
 #endif
+// 1: lean steps address K/V from one per-thread pointer plus warp-uniform row offsets
+// (load_full_block); 0: CuTe's partition of each block (per-row 64-bit offsets held in registers).
+#ifndef FA_SM80_FWD_THREAD_BASE_LOADS
+#define FA_SM80_FWD_THREAD_BASE_LOADS 1
+#endif
 
 // Runtime switches for ablations (environment, read once per process):
 //   FA_FWD_REVERSE_M=0        launch query blocks in order instead of last-first (causal load balance)
@@ -70,6 +78,30 @@ inline FwdSwitches fwd_switches() {
   return s;
 }
 
+// cp.async of one full K or V block (every row exists) whose first row is block_row0. thr_src
+// points at this thread's first vector (its row and column offsets already applied); the other
+// vectors of the thread sit a compile-time number of rows and columns further (the gmem copy's
+// thread layout), so each address is thr_src plus a warp-uniform row offset times the row stride.
+// CuTe's partition of a fresh block tensor instead keeps per-thread 64-bit offsets of every row
+// live across the loop, registers the d128 step does not have (they were spilled).
+template <class Dst, class Coord, typename Element>
+CUTE_DEVICE void load_full_block(const Element* thr_src, int64_t row_stride, int block_row0, Dst&& dst,
+                                 Coord const& coord) {
+  const int row_t = get<0>(coord(0, 0, 0)), col_t = get<1>(coord(0, 0, 0));
+  CUTE_UNROLL
+  for (int m = 0; m < size<1>(dst); ++m) {
+    CUTE_UNROLL
+    for (int k = 0; k < size<2>(dst); ++k) {
+      // Compile-time offsets from the thread's first vector (the identity layout is static).
+      const int dr = get<0>(coord(0, m, k)) - row_t, dc = get<1>(coord(0, m, k)) - col_t;
+      const Element* src = thr_src + int64_t(block_row0 + dr) * row_stride + dc;
+      SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
+          *reinterpret_cast<const cute::uint128_t*>(src),
+          *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dst(0, m, k))));
+    }
+  }
+}
+
 template <typename Traits, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(Traits::kNThreads, 1)
     flash_fwd_kernel(const core::AttnParams p, const FwdSwitches sw) {
@@ -80,6 +112,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr bool kSPrefetch = FA_SM80_FWD_S_PREFETCH != 0;
   constexpr bool kSplitSteps = FA_SM80_FWD_SPLIT_STEPS != 0;
   constexpr bool kLazyRescale = FA_SM80_FWD_LAZY_RESCALE != 0;
+  constexpr bool kThreadBaseLoads = FA_SM80_FWD_THREAD_BASE_LOADS != 0;
 
   const int m_block = sw.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
   const int head = blockIdx.y;
@@ -133,6 +166,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   // Tile coordinates of each element a thread copies, for the row predicates.
   Tensor tQcQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor tKVcKV = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  // This thread's first K/V vector within a block (lean steps' loads, load_full_block).
+  const Element* k_thr = k_base + get<0>(tKVcKV(0, 0, 0)) * k_row_stride + get<1>(tKVcKV(0, 0, 0));
+  const Element* v_thr = v_base + get<0>(tKVcKV(0, 0, 0)) * v_row_stride + get<1>(tKVcKV(0, 0, 0));
 
   typename Traits::TiledMma tiled_mma;
   auto thr_mma = tiled_mma.get_thread_slice(tid);
@@ -181,7 +217,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     if constexpr (kBoundary) {
       load_rows(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV, tKVcKV, k_len - col0);
     } else {
-      copy(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV);
+      if constexpr (kThreadBaseLoads) {
+        load_full_block(v_thr, v_row_stride, col0, tVsV, tKVcKV);
+      } else {
+        copy(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV);
+      }
     }
     cp_async_fence();
 
@@ -206,7 +246,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
         load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK, tKVcKV,
                   k_len - col0 + kBlockN);
       } else {
-        copy(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK);
+        if constexpr (kThreadBaseLoads) {
+          load_full_block(k_thr, k_row_stride, col0 - kBlockN, tKsK, tKVcKV);
+        } else {
+          copy(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK);
+        }
       }
       cp_async_fence();
     }

@@ -144,7 +144,13 @@ struct FragmentSoftmax {
       // -inf > -inf + 8 is false: a row with no visible key yet stays at -inf.
       grow |= block_max[r] * scale_log2 > row_max[r] * scale_log2 + kHeadroomLog2;
     }
-    if (__any_sync(0xffffffffu, grow)) {
+    // A loop of at most one trip rather than an if: ptxas if-converts an if of this size into
+    // ~180 predicated instructions that issue on every block; a loop keeps the branch. The asm
+    // hides the trip count's range so the compiler cannot fold the loop back into an if.
+    int rescale_trips = __any_sync(0xffffffffu, grow) ? 1 : 0;
+    asm volatile("" : "+r"(rescale_trips));
+#pragma unroll 1
+    for (int trip = 0; trip < rescale_trips; ++trip) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
         const float m_new = fmaxf(row_max[r], block_max[r]);
