@@ -18,6 +18,9 @@ Rows, thinnest first (all forward unless named):
                             this row is what flashattn's own layers and launches add.
   sdpa / sdpa+grad / sdpa fwd+bwd   torch.nn.functional.scaled_dot_product_attention, same tensors
   torch x.add_(1)           the cheapest torch op that launches one kernel: torch's own floor
+  ... packed                the row above with the call's outputs packed into one allocation
+                            (FLASHATTN_PACK_BYTES, here 1 MiB; the other rows: as the environment
+                            says, off by default)
   alloc ...                 one torch allocation (and its free) as the extension makes them: out
                             (torch.empty_like(q)), lse and workspace (a 0-element template's
                             new_empty(shape)), and torch.empty(shape, dtype=, device=) for
@@ -76,6 +79,9 @@ def raw_from_host_bench(path, shape, iters):
     print(out.stdout + out.stderr)
     m = re.search(r"^raw launch: empty kernel\S*\s.*?\s+([0-9.]+)\s+([0-9.]+)", out.stdout, re.M)
     return float(m.group(1)) if m else None
+
+
+PACK = 1 << 20  # FLASHATTN_PACK_BYTES for the "packed" rows
 
 
 def main():
@@ -152,8 +158,8 @@ def main():
          lambda: _C.torch_forward_preallocated(q, k, v, out_ptr, lse_ptr, 0.0, causal, -1, -1, 0.0, False)),
         ("_C.forward (DLPack)", lambda: _C.forward(q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False, 0, 0, threads,
                                                    stream, None)),
-        ("_C.torch_fwd", lambda: _C.torch_fwd(q, k, v, False, True, 0.0, causal, -1, -1, 0.0, False)),
-        ("_C.torch_bwd", lambda: _C.torch_bwd(g, q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False)),
+        ("_C.torch_fwd", lambda: _C.torch_fwd(q, k, v, 0, True, 0.0, causal, -1, -1, 0.0, False)),
+        ("_C.torch_bwd", lambda: _C.torch_bwd(False, g, q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False)),
         ("torch.ops.flashattn.fwd", lambda: torch.ops.flashattn.fwd(q, k, v, 0.0, causal, -1, -1, 0.0, False)),
         ("flash_attn_func", lambda: flashattn.flash_attn_func(q, k, v, causal=causal)),
         ("flash_attn_func lse", lambda: flashattn.flash_attn_func(q, k, v, causal=causal, return_attn_probs=True)),
@@ -165,6 +171,12 @@ def main():
         ("sdpa+grad", lambda: F.scaled_dot_product_attention(qtg, ktg, vtg, is_causal=causal)),
         ("sdpa fwd+bwd", sdpa_fwd_bwd),
         ("torch x.add_(1)", lambda: one.add_(1)),
+        ("flash_attn_func lse packed",
+         lambda: flashattn.flash_attn_func(q, k, v, causal=causal, return_attn_probs=True), PACK),
+        ("flash_attn_func+grad packed", lambda: flashattn.flash_attn_func(qg, kg, vg, causal=causal), PACK),
+        ("_C.torch_bwd packed", lambda: _C.torch_bwd(True, g, q, k, v, out, lse, 0.0, causal, -1, -1, 0.0, False),
+         PACK),
+        ("flash_attn_func fwd+bwd packed", fa_fwd_bwd, PACK),
         ("alloc out: torch.empty_like(q)", lambda: torch.empty_like(q)),
         ("alloc lse: template.new_empty", lambda: f32_template.new_empty(lse_shape)),
         ("alloc lse: torch.empty(kwargs)", lambda: torch.empty(lse_shape, dtype=torch.float32, device=dev)),
@@ -172,12 +184,16 @@ def main():
     print(f"python_overhead: device={dev} dtype={dtype} q={tuple(q.shape)} k={tuple(k.shape)} causal={causal} "
           f"iters={args.iters} batch={args.batch} torch={torch.__version__}")
     print(f"{'layer':36s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}")
-    for name, fn in rows:
+    for name, fn, *pack in rows:
+        previous = _C.torch_pack_bytes(pack[0]) if pack else None
         try:
             host, wall = bench(fn, args.iters, args.batch, sync, time.thread_time if args.cpu_time else time.perf_counter)
         except Exception as e:  # one layer failing (e.g. an unsupported shape) must not hide the rest
             print(f"{name:36s} failed: {type(e).__name__}: {e}")
             continue
+        finally:
+            if pack:
+                _C.torch_pack_bytes(previous)
         over = f"{host - raw:+9.2f}" if raw is not None else f"{'-':>9s}"
         print(f"{name:36s} {host:9.2f} {wall:9.2f} {over}")
     if raw is None:

@@ -76,6 +76,14 @@ _c_fwd = _C.torch_fwd
 _c_bwd = _C.torch_bwd
 _c_varlen_fwd = _C.torch_varlen_fwd
 _c_varlen_bwd = _C.torch_varlen_bwd
+# torch_fwd/torch_varlen_fwd's mode: a custom-op implementation (outputs never share a storage:
+# custom ops must not return aliasing outputs), the public functions' eager call (route decided in
+# the same crossing), the eager autograd.Function's forward.
+_PLAIN, _ROUTE, _EAGER = 0, 1, 2
+
+# FLASHATTN_PACK_BYTES=N: an eager call whose outputs total at most N bytes gets them from one
+# torch allocation (they share its storage; see try_pack in flashattn_ext.cpp). 0 (default): off.
+_C.torch_pack_bytes(int(os.environ.get("FLASHATTN_PACK_BYTES", "0") or 0))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -86,18 +94,19 @@ _c_varlen_bwd = _C.torch_varlen_bwd
 # ------------------------------------------------------------------------------------------------
 def _fwd_impl(q, k, v, softmax_scale, causal, window_left, window_right, softcap, deterministic, want_lse=True):
     # want_lse=False (inference without return_attn_probs) saves an allocation; lse is then None.
-    r = _c_fwd(q, k, v, False, want_lse, softmax_scale, causal, window_left, window_right, softcap, deterministic)
+    r = _c_fwd(q, k, v, _PLAIN, want_lse, softmax_scale, causal, window_left, window_right, softcap, deterministic)
     return r if want_lse else (r, None)
 
 
 def _bwd_impl(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right, softcap, deterministic):
-    return _c_bwd(dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right, softcap, deterministic)
+    return _c_bwd(False, dout, q, k, v, out, lse, softmax_scale, causal, window_left, window_right, softcap,
+                  deterministic)
 
 
 def _varlen_fwd_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
                      window_left, window_right, softcap, deterministic, seqused_k, want_lse=True):
     r = _c_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_seqlen_q,
-                      max_seqlen_k, False, want_lse, softmax_scale, causal, window_left, window_right, softcap,
+                      max_seqlen_k, _PLAIN, want_lse, softmax_scale, causal, window_left, window_right, softcap,
                       deterministic)
     return r if want_lse else (r, None)
 
@@ -220,7 +229,7 @@ class _FlashAttnFunc(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, opts, want_lse):
-        out, lse = _c_fwd(q, k, v, False, True, *opts)
+        out, lse = _c_fwd(q, k, v, _EAGER, True, *opts)
         ctx.opts = opts
         ctx.save_for_backward(q, k, v, out, lse)
         if not want_lse:
@@ -236,7 +245,7 @@ class _FlashAttnFunc(torch.autograd.Function):
         if _grad_enabled():  # create_graph=True: refuse a double backward, as the custom op does
             return _FlashAttnFunc._backward_once(ctx, dout)
         q, k, v, out, lse = ctx.saved_tensors
-        dq, dk, dv = _c_bwd(dout, q, k, v, out, lse, *ctx.opts)
+        dq, dk, dv = _c_bwd(True, dout, q, k, v, out, lse, *ctx.opts)
         return dq, dk, dv, None, None
 
     @staticmethod
@@ -245,7 +254,7 @@ class _FlashAttnFunc(torch.autograd.Function):
         # once_differentiable's wrapper (a no_grad block, output checks) costs microseconds per
         # backward; it is only needed when the backward itself is being recorded.
         q, k, v, out, lse = ctx.saved_tensors
-        dq, dk, dv = _c_bwd(dout, q, k, v, out, lse, *ctx.opts)
+        dq, dk, dv = _c_bwd(True, dout, q, k, v, out, lse, *ctx.opts)
         return dq, dk, dv, None, None
 
 
@@ -338,7 +347,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     left, right = (-1, -1) if window_size == (-1, -1) else check_window(window_size)
     if not (_is_compiling() or _FORCE_OPS):
         # Also decides the route: None = autograd must record the call, NotImplemented = custom ops.
-        r = _c_fwd(q, k, v, True, return_attn_probs, softmax_scale, causal, left, right, softcap, deterministic)
+        r = _c_fwd(q, k, v, _ROUTE, return_attn_probs, softmax_scale, causal, left, right, softcap, deterministic)
         if r is None:
             r = _flash_apply(q, k, v, (softmax_scale, causal, left, right, softcap, deterministic),
                              bool(return_attn_probs))
@@ -377,7 +386,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     opts = (scale_arg(softmax_scale), bool(causal), left, right, float(softcap), bool(deterministic))
     if not (_is_compiling() or _FORCE_OPS):
         r = _c_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, () if seqused_k is None else seqused_k, max_q, max_k,
-                          True, return_attn_probs, *opts)
+                          _ROUTE, return_attn_probs, *opts)
         if r is None:
             out, lse = _flash_varlen_apply(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, (max_q, max_k) + opts)
             return (out, lse, None) if return_attn_probs else out

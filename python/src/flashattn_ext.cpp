@@ -281,15 +281,20 @@ struct TorchGlue {
   PyObject* forward_ad = nullptr;      // torch.autograd.forward_ad: _current_level >= 0 is a blocker too
   PyObject* kw_memory_format = nullptr;
   PyObject *s_dtype = nullptr, *s_is_cuda, *s_is_cpu, *s_get_device, *s_data_ptr, *s_shape, *s_stride, *s_device,
-           *s_requires_grad, *s_contiguous, *s_new_empty, *s_current_level;
-  // Empty (0-element) tensors by (device, dtype) -- float32 for lse, uint8 for workspace -- built on
-  // first use. Allocating with template.new_empty(shape) takes dtype and device from the template:
-  // the same allocation as torch.empty(shape, dtype=, device=) without the keyword parsing, which
-  // costs ~0.25 us per call on the CPU (bench/python_overhead.py rows "lse alloc ...").
+           *s_requires_grad, *s_contiguous, *s_new_empty, *s_current_level, *s_untyped_storage, *s_set_;
+  // Empty (0-element) tensors by (device, dtype), built on first use; slots are fa_dtype values
+  // (float32 for lse, the inputs' dtype for packed outputs) and kUint8Slot (workspace).
+  // Allocating with template.new_empty(shape) takes dtype and device from the template: the same
+  // allocation as torch.empty(shape, dtype=, device=) without the keyword parsing, which costs
+  // ~0.25 us per call on the CPU (bench/python_overhead.py rows "alloc lse ...").
   static constexpr int kMaxDevices = 64;
-  enum TemplateDtype { kFloat32 = 0, kUint8 = 1, kTemplateDtypes = 2 };
-  PyObject* cpu_templates[kTemplateDtypes] = {};
-  PyObject* cuda_templates[kMaxDevices][kTemplateDtypes] = {};
+  static constexpr int kUint8Slot = 5, kTemplateSlots = 6;
+  PyObject* dtype_by_slot[kTemplateSlots] = {};
+  PyObject* cpu_templates[kTemplateSlots] = {};
+  PyObject* cuda_templates[kMaxDevices][kTemplateSlots] = {};
+  // Outputs of one eager call whose total is at most this many bytes share one torch allocation
+  // (try_pack); 0 turns packing off. Set from FLASHATTN_PACK_BYTES by flashattn._torch.
+  size_t pack_bytes = 0;
   // Test hook (torch_debug_workspace): every call gets at least this much torch-allocated
   // workspace, so the CPU tests exercise the allocation path the CUDA backward always takes.
   size_t min_workspace = 0;
@@ -333,6 +338,16 @@ void torch_setup(nb::dict dtype_codes, nb::callable raw_stream, nb::callable num
   g.s_requires_grad = PyUnicode_InternFromString("requires_grad");
   g.s_contiguous = PyUnicode_InternFromString("contiguous");
   g.s_new_empty = PyUnicode_InternFromString("new_empty");
+  g.s_untyped_storage = PyUnicode_InternFromString("untyped_storage");
+  g.s_set_ = PyUnicode_InternFromString("set_");
+  // The torch dtype of each fa_dtype (the inverse of dtype_codes), for templates of that dtype.
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(g.dtype_codes, &pos, &key, &value)) {
+    const int64_t code = as_i64(value);
+    if (code >= 0 && code < TorchGlue::kUint8Slot) g.dtype_by_slot[code] = key;  // borrowed: dtype_codes is kept
+  }
+  g.dtype_by_slot[TorchGlue::kUint8Slot] = g.uint8;
   g.s_current_level = PyUnicode_InternFromString("_current_level");
 }
 
@@ -472,7 +487,7 @@ void torch_exec(const fa_tensor& q, fa_options* o) {
 // The 0-element tensor of this dtype where `like` lives (see TorchGlue's templates). Built with
 // torch.empty(0, dtype=, device=): no memory is allocated, so building it inside a CUDA-graph
 // capture is harmless.
-PyObject* template_of(const fa_tensor& like, TorchGlue::TemplateDtype which) {
+PyObject* template_of(const fa_tensor& like, int which) {
   TorchGlue& g = glue();
   PyObject** slot = nullptr;
   nb::object dev;
@@ -486,8 +501,9 @@ PyObject* template_of(const fa_tensor& like, TorchGlue::TemplateDtype which) {
     raise(PyExc_ValueError, "CUDA device index " + std::to_string(like.device_id) + " is out of range");
   }
   if (!*slot) {
+    if (!g.dtype_by_slot[which]) raise(PyExc_RuntimeError, "flashattn._C: no torch dtype for slot " + std::to_string(which));
     nb::object size = nb::make_tuple(0), kw = nb::make_tuple("dtype", "device");
-    PyObject* args[] = {size.ptr(), which == TorchGlue::kFloat32 ? g.float32 : g.uint8, dev.ptr()};
+    PyObject* args[] = {size.ptr(), g.dtype_by_slot[which], dev.ptr()};
     *slot = checked(PyObject_Vectorcall(g.empty, args, 1, kw.ptr())).release().ptr();
   }
   return *slot;
@@ -511,7 +527,7 @@ nb::object alloc_like(nb::handle like, const fa_tensor& tl) {
 }
 
 // torch.empty(shape, dtype=, device=where `like` lives), as template.new_empty(shape).
-nb::object alloc_empty(const fa_tensor& like, std::initializer_list<int64_t> shape, TorchGlue::TemplateDtype dtype) {
+nb::object alloc_empty(const fa_tensor& like, std::initializer_list<int64_t> shape, int dtype) {
   const TorchGlue& g = glue();
   nb::object size = checked(PyTuple_New(Py_ssize_t(shape.size())));
   Py_ssize_t i = 0;
@@ -550,8 +566,109 @@ struct Output {
   fa_tensor t;
   Output(nb::handle like, const fa_tensor& tl) : obj(alloc_like(like, tl)), t(contiguous_like(tl, data_ptr(obj))) {}
   Output(const fa_tensor& like, std::initializer_list<int64_t> shape)
-      : obj(alloc_empty(like, shape, TorchGlue::kFloat32)),
+      : obj(alloc_empty(like, shape, FA_DTYPE_FLOAT32)),
         t(contiguous_like(like, data_ptr(obj), FA_DTYPE_FLOAT32, shape)) {}
+};
+
+// ---- packed outputs (FLASHATTN_PACK_BYTES) ----
+// A small eager call's host time is mostly torch calls, and on CUDA each allocation also goes
+// through the caching allocator (and its free through it again). try_pack gives a call's outputs
+// one allocation: the first output is that allocation, reshaped in place with set_, the others are
+// 0-element tensors set_ onto the same storage at 256-byte aligned offsets. They are ordinary
+// tensors (not views: no _base, own version counters, in-place ops and autograd behave as for
+// separate allocations) that share a storage: untyped_storage() is the whole block, and the block
+// lives while any of them does -- why packing is limited to small calls. It trades one allocation
+// per extra output for two metadata calls; bench/python_overhead.py's "packed" rows measure which
+// is cheaper on a given host. Only the eager path packs: custom ops must not return aliasing outputs.
+
+size_t dtype_bytes(fa_dtype d) {
+  return d == FA_DTYPE_FLOAT32 || d == FA_DTYPE_INT32 ? 4 : d == FA_DTYPE_FLOAT8_E4M3 ? 1 : 2;
+}
+
+nb::object int_tuple(const int64_t* v, int n) {
+  nb::object t = checked(PyTuple_New(n));
+  for (int i = 0; i < n; ++i) PyTuple_SET_ITEM(t.ptr(), i, checked(PyLong_FromLongLong(v[i])).release().ptr());
+  return t;
+}
+
+// t.set_(storage, offset_in_elements, shape, strides) for the contiguous descriptor d.
+void set_onto(const nb::object& t, const nb::object& storage, int64_t offset, const fa_tensor& d) {
+  nb::object off = checked(PyLong_FromLongLong(offset));
+  nb::object shape = int_tuple(d.shape, d.rank), strides = int_tuple(d.strides, d.rank);
+  PyObject* args[] = {t.ptr(), storage.ptr(), off.ptr(), shape.ptr(), strides.ptr()};
+  checked(PyObject_VectorcallMethod(glue().s_set_, args, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
+}
+
+// descs: contiguous descriptors of the outputs (data unset). Fills objs and descs' data and
+// returns true, or returns false having allocated nothing (packing off, or the call too large).
+bool try_pack(fa_tensor* const* descs, nb::object* const* objs, int n) {
+  const TorchGlue& g = glue();
+  if (g.pack_bytes == 0) return false;
+  constexpr size_t kAlign = 256;  // >= the kernels' 16-byte vector/TMA alignment, a whole cache line
+  size_t offset[4], total = 0;
+  for (int i = 0; i < n; ++i) {
+    size_t bytes = dtype_bytes(descs[i]->dtype);
+    for (int d = 0; d < descs[i]->rank; ++d) bytes *= size_t(descs[i]->shape[d]);
+    offset[i] = total;
+    total = (total + bytes + kAlign - 1) / kAlign * kAlign;
+  }
+  if (total == 0 || total > g.pack_bytes) return false;
+  const fa_tensor& first = *descs[0];
+  const size_t e0 = dtype_bytes(first.dtype);
+  nb::object buf = alloc_empty(first, {int64_t((total + e0 - 1) / e0)}, first.dtype);
+  const uintptr_t base = data_ptr(buf);
+  nb::object storage = call_method(buf.ptr(), g.s_untyped_storage);
+  for (int i = 0; i < n; ++i) {
+    nb::object t = i == 0 ? buf : alloc_empty(first, {0}, descs[i]->dtype);
+    set_onto(t, storage, int64_t(offset[i] / dtype_bytes(descs[i]->dtype)), *descs[i]);
+    descs[i]->data = reinterpret_cast<void*>(base + offset[i]);
+    *objs[i] = std::move(t);
+  }
+  return true;
+}
+
+// The forward's outputs: out like q (contiguous) and, with want_lse, lse float32 of lse_shape.
+struct FwdOutputs {
+  nb::object out_obj, lse_obj;
+  fa_tensor out{}, lse{};
+  bool has_lse = false;
+  FwdOutputs(const Input& q, bool want_lse, std::initializer_list<int64_t> lse_shape, bool may_pack)
+      : has_lse(want_lse) {
+    out = contiguous_like(q.t, 0);
+    if (want_lse) lse = contiguous_like(q.t, 0, FA_DTYPE_FLOAT32, lse_shape);
+    fa_tensor* descs[] = {&out, &lse};
+    nb::object* objs[] = {&out_obj, &lse_obj};
+    if (want_lse && may_pack && try_pack(descs, objs, 2)) return;
+    Output o(q.owner, q.t);
+    out_obj = std::move(o.obj);
+    out = o.t;
+    if (want_lse) {
+      Output l(q.t, lse_shape);
+      lse_obj = std::move(l.obj);
+      lse = l.t;
+    }
+  }
+  fa_tensor* lse_ptr() { return has_lse ? &lse : nullptr; }
+  nb::object result() const { return has_lse ? nb::object(nb::make_tuple(out_obj, lse_obj)) : out_obj; }
+};
+
+// The backward's outputs dq, dk, dv like q, k, v (contiguous).
+struct BwdOutputs {
+  nb::object objs[3];
+  fa_tensor d[3]{};
+  BwdOutputs(const Input& q, const Input& k, const Input& v, bool may_pack) {
+    const Input* in[] = {&q, &k, &v};
+    for (int i = 0; i < 3; ++i) d[i] = contiguous_like(in[i]->t, 0);
+    fa_tensor* descs[] = {&d[0], &d[1], &d[2]};
+    nb::object* os[] = {&objs[0], &objs[1], &objs[2]};
+    if (may_pack && try_pack(descs, os, 3)) return;
+    for (int i = 0; i < 3; ++i) {
+      Output o(in[i]->owner, in[i]->t);
+      objs[i] = std::move(o.obj);
+      d[i] = o.t;
+    }
+  }
+  nb::object result() const { return nb::make_tuple(objs[0], objs[1], objs[2]); }
 };
 
 // Varlen descriptor from torch tensors; seqused_k is () when absent (nanobind's positional
@@ -633,7 +750,7 @@ void run_torch(const fa_tensor& q, fa_options& o, Query&& query, Launch&& launch
   need = std::max(need, g.min_workspace);
   nb::object ws;
   if (need > 0) {
-    ws = alloc_empty(q, {int64_t(need)}, TorchGlue::kUint8);
+    ws = alloc_empty(q, {int64_t(need)}, TorchGlue::kUint8Slot);
     o.workspace = reinterpret_cast<void*>(data_ptr(ws));
     o.workspace_bytes = need;
   }
@@ -648,12 +765,19 @@ void run_torch(const fa_tensor& q, fa_options& o, Query&& query, Launch&& launch
   check(st);
 }
 
+// How a forward entry point was reached (the `mode` argument).
+enum FwdMode : int {
+  kFwdPlain = 0,   // custom-op implementation: run, separate allocations
+  kFwdRoute = 1,   // public function, eager: decide the route first; outputs may be packed
+  kFwdEager = 2,   // the eager autograd.Function's forward: run; outputs may be packed
+};
+
 // Forward: allocates out (and lse when want_lse) through torch and runs. Returns out, or
-// (out, lse). With check = true (the public functions' eager path) it first decides the route and
+// (out, lse). With kFwdRoute (the public functions' eager path) it first decides the route and
 // returns None (needs autograd) or NotImplemented (use the custom ops) instead of running.
-nb::object torch_fwd(nb::handle q, nb::handle k, nb::handle v, bool check_route, nb::handle want_lse_obj,
+nb::object torch_fwd(nb::handle q, nb::handle k, nb::handle v, int mode, nb::handle want_lse_obj,
                      FA_TORCH_OPTION_PARAMS) {
-  if (check_route) {
+  if (mode == kFwdRoute) {
     const Route r = route(q, k, v);
     if (r != Route::Direct) return route_answer(r);
   }
@@ -662,34 +786,32 @@ nb::object torch_fwd(nb::handle q, nb::handle k, nb::handle v, bool check_route,
   fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
   // Without lse the library's validation reports a wrong rank (same message).
   if (want_lse && iq.t.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(iq.t.rank));
-  Output out(iq.owner, iq.t);
-  std::optional<Output> lse;
-  if (want_lse) lse.emplace(iq.t, std::initializer_list<int64_t>{iq.t.shape[0], iq.t.shape[2], iq.t.shape[1]});
+  FwdOutputs res(iq, want_lse, {iq.t.shape[0], iq.t.shape[2], iq.t.shape[1]}, mode != kFwdPlain);
   run_torch(
       iq.t, o, [&](size_t* need) { return fa_forward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, need); },
-      [&] { return fa_forward(&iq.t, &ik.t, &iv.t, &out.t, lse ? &lse->t : nullptr, &o); });
-  if (!want_lse) return out.obj;
-  return nb::make_tuple(out.obj, lse->obj);
+      [&] { return fa_forward(&iq.t, &ik.t, &iv.t, &res.out, res.lse_ptr(), &o); });
+  return res.result();
 }
 
 // Backward: allocates dq, dk, dv (and the workspace) through torch; returns (dq, dk, dv).
-nb::object torch_bwd(nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out, nb::handle lse,
-                     FA_TORCH_OPTION_PARAMS) {
+// may_pack: the eager autograd.Function's backward (not the custom op's).
+nb::object torch_bwd(bool may_pack, nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out,
+                     nb::handle lse, FA_TORCH_OPTION_PARAMS) {
   const Input idout(dout, "dout", true), iq(q, "q"), ik(k, "k"), iv(v, "v"), iout(out, "out"), ilse(lse, "lse");
   fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
-  Output dq(iq.owner, iq.t), dk(ik.owner, ik.t), dv(iv.owner, iv.t);
+  BwdOutputs res(iq, ik, iv, may_pack);
   run_torch(
       iq.t, o, [&](size_t* need) { return fa_backward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, need); },
       [&] {
-        return fa_backward(&iq.t, &ik.t, &iv.t, &iout.t, &ilse.t, &idout.t, &dq.t, &dk.t, &dv.t, &o);
+        return fa_backward(&iq.t, &ik.t, &iv.t, &iout.t, &ilse.t, &idout.t, &res.d[0], &res.d[1], &res.d[2], &o);
       });
-  return nb::make_tuple(dq.obj, dk.obj, dv.obj);
+  return res.result();
 }
 
 nb::object torch_varlen_fwd(nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
                             nb::handle cu_seqlens_k, nb::handle seqused_k, int64_t max_seqlen_q,
-                            int64_t max_seqlen_k, bool check_route, nb::handle want_lse_obj, FA_TORCH_OPTION_PARAMS) {
-  if (check_route) {
+                            int64_t max_seqlen_k, int mode, nb::handle want_lse_obj, FA_TORCH_OPTION_PARAMS) {
+  if (mode == kFwdRoute) {
     const Route r = route(q, k, v);
     if (r != Route::Direct) return route_answer(r);
   }
@@ -698,14 +820,11 @@ nb::object torch_varlen_fwd(nb::handle q, nb::handle k, nb::handle v, nb::handle
   const RawVarlen vl(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k);
   fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
   if (want_lse && iq.t.rank != 3) raise(PyExc_ValueError, "q: expected rank 3, got " + std::to_string(iq.t.rank));
-  Output out(iq.owner, iq.t);
-  std::optional<Output> lse;
-  if (want_lse) lse.emplace(iq.t, std::initializer_list<int64_t>{iq.t.shape[1], iq.t.shape[0]});
+  FwdOutputs res(iq, want_lse, {iq.t.shape[1], iq.t.shape[0]}, mode != kFwdPlain);
   run_torch(
       iq.t, o, [&](size_t* need) { return fa_forward_workspace_size(&iq.t, &ik.t, &iv.t, &vl.vl, &o, need); },
-      [&] { return fa_varlen_forward(&iq.t, &ik.t, &iv.t, &vl.vl, &out.t, lse ? &lse->t : nullptr, &o); });
-  if (!want_lse) return out.obj;
-  return nb::make_tuple(out.obj, lse->obj);
+      [&] { return fa_varlen_forward(&iq.t, &ik.t, &iv.t, &vl.vl, &res.out, res.lse_ptr(), &o); });
+  return res.result();
 }
 
 nb::object torch_varlen_bwd(nb::handle dout, nb::handle q, nb::handle k, nb::handle v, nb::handle out,
@@ -749,6 +868,14 @@ size_t torch_forward_preallocated(nb::handle q, nb::handle k, nb::handle v, uint
   }
   check(st);
   return 0;
+}
+
+// Largest total of outputs packed into one allocation (0: off); returns the previous value.
+size_t torch_pack_bytes(size_t max_bytes) {
+  TorchGlue& g = glue();
+  const size_t previous = g.pack_bytes;
+  g.pack_bytes = max_bytes;
+  return previous;
 }
 
 // Test hook: at least min_bytes of workspace per torch call (0: only what the library asks for);
@@ -803,19 +930,20 @@ NB_MODULE(_C, m) {
 #define FA_TORCH_OPTION_NB_ARGS                                                                       \
   nb::arg("softmax_scale").none(), nb::arg("causal").none(), nb::arg("window_left"), nb::arg("window_right"), \
       nb::arg("softcap").none(), nb::arg("deterministic").none()
-  m.def("torch_fwd", &torch_fwd, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("check_route"),
+  m.def("torch_fwd", &torch_fwd, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("mode"),
         nb::arg("want_lse").none(), FA_TORCH_OPTION_NB_ARGS);
-  m.def("torch_bwd", &torch_bwd, nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
+  m.def("torch_bwd", &torch_bwd, nb::arg("may_pack"), nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
         nb::arg("lse"), FA_TORCH_OPTION_NB_ARGS);
   m.def("torch_varlen_fwd", &torch_varlen_fwd, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("cu_seqlens_q"),
         nb::arg("cu_seqlens_k"), nb::arg("seqused_k"), nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"),
-        nb::arg("check_route"), nb::arg("want_lse").none(), FA_TORCH_OPTION_NB_ARGS);
+        nb::arg("mode"), nb::arg("want_lse").none(), FA_TORCH_OPTION_NB_ARGS);
   m.def("torch_varlen_bwd", &torch_varlen_bwd, nb::arg("dout"), nb::arg("q"), nb::arg("k"), nb::arg("v"),
         nb::arg("out"), nb::arg("lse"), nb::arg("cu_seqlens_q"), nb::arg("cu_seqlens_k"), nb::arg("seqused_k"),
         nb::arg("max_seqlen_q"), nb::arg("max_seqlen_k"), FA_TORCH_OPTION_NB_ARGS);
   m.def("torch_forward_preallocated", &torch_forward_preallocated, nb::arg("q"), nb::arg("k"), nb::arg("v"),
         nb::arg("out"), nb::arg("lse"), FA_TORCH_OPTION_NB_ARGS);
   m.def("torch_debug_workspace", &torch_debug_workspace);
+  m.def("torch_pack_bytes", &torch_pack_bytes, nb::arg("max_bytes"));
 
   m.def("version", [] { return std::string(fa_version()); });
   m.def("build_info", [] { return std::string(fa_build_info()); });

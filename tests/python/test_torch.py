@@ -291,6 +291,47 @@ def test_c_level_function_apply_matches_function_apply():
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("via_ops", [False, True])
+def test_packed_outputs_are_separate_tensors_with_the_same_values(via_ops, monkeypatch):
+    # FLASHATTN_PACK_BYTES (_C.torch_pack_bytes): an eager call's outputs share one allocation.
+    # They must be ordinary tensors -- not views, writable without touching each other -- with
+    # the values and gradients of separate allocations; the custom ops never pack (their outputs
+    # must not alias).
+    from flashattn import _C, _torch
+
+    monkeypatch.setattr(_torch, "_FORCE_OPS", via_ops)
+    results = []
+    for pack in (0, 1 << 20):
+        previous = _C.torch_pack_bytes(pack)
+        try:
+            q, k, v = _qkv(nq=33, nk=17)
+            out, lse, _ = flashattn.flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
+            out.backward(torch.ones_like(out))
+            grads = (q.grad, k.grad, v.grad)
+        finally:
+            _C.torch_pack_bytes(previous)
+        shared = out.untyped_storage().data_ptr() == lse.untyped_storage().data_ptr()
+        assert shared == (pack > 0 and not via_ops)
+        if not via_ops:  # the backward's dq, dk, dv, as the eager Function's backward asks for them
+            previous = _C.torch_pack_bytes(pack)
+            try:
+                dq, dk, dv = _C.torch_bwd(True, torch.ones_like(out), q.detach(), k.detach(), v.detach(),
+                                          out.detach(), lse, None, True, -1, -1, 0.0, False)
+            finally:
+                _C.torch_pack_bytes(previous)
+            assert len({t.untyped_storage().data_ptr() for t in (dq, dk, dv)}) == (1 if pack else 3)
+            for a, b in zip((dq, dk, dv), grads):
+                torch.testing.assert_close(a, b, rtol=0, atol=0)
+        for t in (out, lse) + grads:
+            assert t._base is None and t.is_contiguous() and t.data_ptr() % 16 == 0
+        results.append([out.detach().clone(), lse.clone(), *grads])
+        before = lse.clone()
+        out.detach().fill_(7.0)  # the neighbour in the block is untouched
+        torch.testing.assert_close(lse, before, rtol=0, atol=0)
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 def test_dispatch_mode_sees_the_custom_op():
     # A TorchDispatchMode (profilers, FLOP counters, tracers) must see flashattn::fwd/bwd, not
     # the eager shortcut's internals.
