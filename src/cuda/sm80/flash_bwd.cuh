@@ -84,6 +84,20 @@ using namespace cute;
 // global-load latency between the barrier and the softmax.
 #define FA_SM80_BWD_LSE_SMEM 0  // 1 spills 8 B at d 128 (128 keys) on sm_90a: off until trimmed
 #endif
+#ifndef FA_SM80_BWD_FAST_TILES
+// 1: a step whose tile needs no mask and has all kBlockM query rows (every step of a non-causal
+// call with N % 64 == 0, all but the diagonal ones of a causal call) runs branch-free code: the
+// softmax without the per-element mask / row tests (the masked form costs ~10 predicate
+// instructions per score even when the mask is off: they are issued, just predicated), dQ
+// reductions without a row guard (a guarded red is a branch around it), Q/dO loads without row
+// predicates and zero fills. Edge tiles take the general code. 0: every tile takes it.
+#define FA_SM80_BWD_FAST_TILES 1
+#endif
+#ifndef FA_SM80_BWD_STEP_COUNTERS
+// 1: the (query head, query block) of the next step comes from counters advanced once per step;
+// 0: from step / n_m and step % n_m (two integer divisions per step, ~30 instructions each).
+#define FA_SM80_BWD_STEP_COUNTERS 1
+#endif
 #ifndef FA_SM80_BWD_D256_BLOCK_M
 #define FA_SM80_BWD_D256_BLOCK_M 32  // query rows per step at d 256 (64: with DQ_CHUNKS 2, 1 stage, 254 regs, no spill)
 #endif
@@ -393,6 +407,11 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   constexpr int kNc = T::kBlockNc, kDc = T::kHeadDimc;
   constexpr bool kDQBeforeDK = FA_SM80_BWD_DQ_BEFORE_DK != 0;
   constexpr bool kRedV2 = FA_SM80_BWD_DQ_RED_V2 != 0;
+  constexpr bool kFastTiles = FA_SM80_BWD_FAST_TILES != 0;
+  constexpr bool kStepCounters = FA_SM80_BWD_STEP_COUNTERS != 0;
+  // The second (mask-free) copy of the softcap softmax spills 4 bytes next to full-width S and dP
+  // (128 keys in one chunk, d <= 64): those instances keep one softmax for every tile.
+  constexpr bool kFastSoftmax = kFastTiles && !(kSoftcap && kN == 128 && T::kSdPChunks == 1);
 
   const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
@@ -446,17 +465,26 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   // Query block of a step. Rotated (ws.rotate_m), neighbouring key blocks, which run at the same
   // time, add into different dQ rows instead of all hammering the same 64 rows' L2 lines.
   const int rot = ws.rotate_m && n_m > 0 ? n_block % n_m : 0;
-  auto step_m_block = [&](int step) -> int64_t {
-    int i = step % n_m + rot;
+  // A step's query head and the index of its query block in walk order (before the rotation).
+  struct StepPos {
+    int h, i;
+  };
+  auto pos_of_step = [&](int step) { return StepPos{hk * group + step / n_m, step % n_m}; };
+  auto next_pos = [&](StepPos s) {
+    if (++s.i == n_m) s.i = 0, ++s.h;
+    return s;
+  };
+  auto step_m_block = [&](StepPos s) -> int64_t {
+    int i = s.i + rot;
     if (i >= n_m) i -= n_m;
     return m_first + i;
   };
   const int64_t row0 = ws_row0(p, b, seq);
   Tensor cQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
 
-  auto load_q_do = [&](int step, int stage) {
-    const int h = hk * group + step / n_m;
-    const int64_t m0 = step_m_block(step) * kM;
+  auto load_q_do = [&](StepPos pos, int stage) {
+    const int h = pos.h;
+    const int64_t m0 = step_m_block(pos) * kM;
     const Element* q_ptr = static_cast<const Element*>(p.q) + p.q_str.offset(b, seq.q_start + m0, h);
     const Element* do_ptr =
         static_cast<const Element*>(p.dout) + p.do_str.offset(b, seq.q_start + m0, h);
@@ -466,8 +494,13 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
                              make_stride(p.do_str.row, _1{}));
     Tensor sQ = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQ{});
     Tensor sdO = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQ{});
-    load_rows(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ), cQ, seq.q_len - m0);
-    load_rows(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO), cQ, seq.q_len - m0);
+    if (kFastTiles && m0 + kM <= seq.q_len) {
+      copy(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ));
+      copy(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO));
+    } else {
+      load_rows(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ), cQ, seq.q_len - m0);
+      load_rows(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO), cQ, seq.q_len - m0);
+    }
     if constexpr (T::kLseSmem) {
       // Threads 0..kM-1 fetch LSE rows, kM..2kM-1 D rows; rows past the end are never read (the
       // softmax substitutes LSE = +inf there), so they are left as they are.
@@ -480,7 +513,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
       }
     }
   };
-  if (n_steps > 0) load_q_do(0, 0);
+  if (n_steps > 0) load_q_do(StepPos{hk * group, 0}, 0);
   cp_async_fence();
 
   // ---- MMA partitions
@@ -538,23 +571,25 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   const float scale_log2 = p.scale * core::kLog2e;
   const float cap_inv_scale = kSoftcap ? p.scale / p.softcap : 0.f;  // qk -> tanh argument
 
+  StepPos pos{hk * group, 0};  // this step's (kStepCounters)
   for (int step = 0; step < n_steps; ++step) {
     const int stage = kStages == 2 ? (step & 1) : 0;
-    if (kStages == 2 && step + 1 < n_steps) load_q_do(step + 1, stage ^ 1);
+    if constexpr (!kStepCounters) pos = pos_of_step(step);
+    const StepPos pos_next = kStepCounters ? next_pos(pos) : pos_of_step(step + 1);
+    if (kStages == 2 && step + 1 < n_steps) load_q_do(pos_next, stage ^ 1);
     cp_async_fence();
     // All groups but the newest (the prefetch of step + 1) are complete: K/V and this step's Q/dO.
     if constexpr (kStages == 2) cp_async_wait<1>();
     else cp_async_wait<0>();
     __syncthreads();
 
-    const int h = hk * group + step / n_m;
-    const int64_t m_block = step_m_block(step);
+    const int h = pos.h;
+    const int64_t m_block = step_m_block(pos);
     const int64_t m0 = m_block * kM;
     const int q_rows = int(min(int64_t(kM), seq.q_len - m0));
 
     // LSE (log2 domain; rows past the end or fully masked map to +inf so P = 0) and D per row,
-    // from shared memory (kLseSmem) or global memory. Read per chunk, after its GEMMs, so they
-    // hold no registers during the MMAs.
+    // from shared memory (kLseSmem) or global memory.
     const float* lse_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM
                                        : p.lse + p.lse_offset(b, h, seq.q_start + m0);
     const float* dsum_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM + kM
@@ -572,6 +607,27 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     bool need_mask = n0 + kN > seq.k_len;
     if constexpr (kMasked)
       need_mask = need_mask || !mask.block_unmasked(m0, m0 + q_rows, n0, n0 + kN);
+    // Interior tile: no mask and all kM rows (see FA_SM80_BWD_FAST_TILES); uniform across the CTA.
+    const bool fast_tile = kFastTiles && !need_mask && q_rows == kM;
+    // This thread's rows' LSE and D, loaded once for both chunks (ptxas hoisted them anyway; doing
+    // it here keeps them out of the two softmax variants below).
+    float row_lse_log2[kRows], row_dsum[kRows];
+    if (fast_tile) {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        const int row = get<0>(cS(r, 0));
+        row_lse_log2[r] = core::lse_for_backward(lse_ptr[row]) * core::kLog2e;
+        row_dsum[r] = dsum_ptr[row];
+      }
+    } else {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        const int row = get<0>(cS(r, 0));
+        const bool in = row < q_rows;
+        row_lse_log2[r] = in ? core::lse_for_backward(lse_ptr[row]) * core::kLog2e : INFINITY;
+        row_dsum[r] = in ? dsum_ptr[row] : 0.f;
+      }
+    }
 #pragma unroll 1
     for (int chunk = 0; chunk < T::kSdPChunks; ++chunk) {
       Tensor acc_s = partition_fragment_C(mma_sdp, Shape<Int<kM>, Int<kNc>>{});
@@ -588,28 +644,35 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
       // P and dS in place (fp32)
       Tensor sc = make_tensor(acc_s.data(), rowcol(acc_s.layout()));
       Tensor dp = make_tensor(acc_dp.data(), rowcol(acc_dp.layout()));
-      const TileMask tile_mask(mask, m0, n0 + chunk * kNc);
-      CUTE_UNROLL
-      for (int r = 0; r < kRows; ++r) {
-        const int row = get<0>(cS(r, 0));
-        const bool in = row < q_rows;
-        const float lse_log2 = in ? core::lse_for_backward(lse_ptr[row]) * core::kLog2e : INFINITY;
-        const float dsum = in ? dsum_ptr[row] : 0.f;
+      // Two copies of the same arithmetic: the interior one has no per-element mask test and
+      // does not build the tile's mask bounds (~35 uniform instructions per chunk).
+      auto probs_and_grads = [&](auto allowed) {
         CUTE_UNROLL
-        for (int c = 0; c < kCols; ++c) {
-          float prob, grad;
-          if constexpr (kSoftcap) {
-            const float t = tanhf(sc(r, c) * cap_inv_scale);
-            prob = exp2f(p.softcap * t * core::kLog2e - lse_log2);
-            grad = 1.f - t * t;
-          } else {
-            prob = exp2f(fmaf(sc(r, c), scale_log2, -lse_log2));
-            grad = 1.f;
+        for (int r = 0; r < kRows; ++r) {
+          CUTE_UNROLL
+          for (int c = 0; c < kCols; ++c) {
+            float prob, grad;
+            if constexpr (kSoftcap) {
+              const float t = tanhf(sc(r, c) * cap_inv_scale);
+              prob = exp2f(p.softcap * t * core::kLog2e - row_lse_log2[r]);
+              grad = 1.f - t * t;
+            } else {
+              prob = exp2f(fmaf(sc(r, c), scale_log2, -row_lse_log2[r]));
+              grad = 1.f;
+            }
+            if (!allowed(r, c)) prob = 0.f;
+            sc(r, c) = prob;
+            dp(r, c) = prob * (dp(r, c) - row_dsum[r]) * grad;
           }
-          if (need_mask && !tile_mask.allowed(get<0>(cS(r, c)), get<1>(cS(r, c)))) prob = 0.f;
-          sc(r, c) = prob;
-          dp(r, c) = prob * (dp(r, c) - dsum) * grad;
         }
+      };
+      if (kFastSoftmax && fast_tile) {
+        probs_and_grads([](int, int) { return true; });
+      } else {
+        const TileMask tile_mask(mask, m0, n0 + chunk * kNc);
+        probs_and_grads([&](int r, int c) {
+          return !need_mask || tile_mask.allowed(get<0>(cS(r, c)), get<1>(cS(r, c)));
+        });
       }
       Tensor rP = convert_to<Element>(acc_s);
       Tensor rdSc = convert_to<Element>(acc_dp);
@@ -657,9 +720,15 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
         if constexpr (kRedV2) {
           // Accumulator values 2i and 2i + 1 are columns c, c + 1 (c even) of one row.
           static_assert(decltype(size<0, 0>(acc_dq))::value == 2, "column pairs in mode (0, 0)");
-          CUTE_UNROLL
-          for (int i = 0; i < size(acc_dq); i += 2)
-            if (get<0>(cdQ(i)) < q_rows) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+          // The row guard of an asm red cannot be predicated: ptxas branches around each one.
+          if (kFastTiles && q_rows == kM) {
+            CUTE_UNROLL
+            for (int i = 0; i < size(acc_dq); i += 2) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+          } else {
+            CUTE_UNROLL
+            for (int i = 0; i < size(acc_dq); i += 2)
+              if (get<0>(cdQ(i)) < q_rows) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+          }
         } else {
           CUTE_UNROLL
           for (int i = 0; i < size(acc_dq); ++i)
@@ -674,7 +743,8 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     }
     if constexpr (kDQBeforeDK) gemm_dk();
     __syncthreads();  // every thread is done with this stage's Q/dO and with sP/sdS
-    if (kStages == 1 && step + 1 < n_steps) load_q_do(step + 1, 0);
+    if (kStages == 1 && step + 1 < n_steps) load_q_do(pos_next, 0);
+    pos = pos_next;
   }
 
   // ---- epilogue: dK, dV -> smem (K/V's space) -> 16-byte predicated stores
