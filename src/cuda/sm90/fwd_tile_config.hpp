@@ -11,13 +11,32 @@
 
 namespace fa::cuda::sm90 {
 
-template <int kHeadDim>
+// Wider key blocks for the unmasked (non-causal, no window) instances, a build-time experiment:
+// fewer row-max/row-sum reductions, barriers and pipeline turns per key, at the cost of S
+// registers (kBlockN/2 per thread) and shared memory. d128 with the TMA-store epilogue's 32 KB
+// fits kBlockN ≤ 160 (Q 32 + 2 × (40 + 40) + O 32 = 224 KB); d64 fits 192 (128 KB). Masked
+// instances keep 128: their diagonal blocks waste more of a wide block.
+#ifndef FA_SM90_FWD_D64_BLOCK_N
+#define FA_SM90_FWD_D64_BLOCK_N 128
+#endif
+#ifndef FA_SM90_FWD_D128_BLOCK_N
+#define FA_SM90_FWD_D128_BLOCK_N 128
+#endif
+
+template <int kHeadDim, bool kMasked = false>
 struct FwdTile;
 
-template <> struct FwdTile<64>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
-template <> struct FwdTile<96>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
-template <> struct FwdTile<128> { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
-template <> struct FwdTile<192> { static constexpr int kBlockM = 128, kBlockN = 112, kStages = 2; };
-template <> struct FwdTile<256> { static constexpr int kBlockM = 128, kBlockN = 80,  kStages = 2; };
+template <bool kMasked> struct FwdTile<64, kMasked> {
+  static constexpr int kBlockM = 128, kBlockN = kMasked ? 128 : FA_SM90_FWD_D64_BLOCK_N, kStages = 2;
+};
+template <bool kMasked> struct FwdTile<96, kMasked>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
+template <bool kMasked> struct FwdTile<128, kMasked> {
+  static constexpr int kBlockM = 128, kBlockN = kMasked ? 128 : FA_SM90_FWD_D128_BLOCK_N, kStages = 2;
+};
+template <bool kMasked> struct FwdTile<192, kMasked> { static constexpr int kBlockM = 128, kBlockN = 112, kStages = 2; };
+template <bool kMasked> struct FwdTile<256, kMasked> { static constexpr int kBlockM = 128, kBlockN = 80,  kStages = 2; };
+
+static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
+static_assert(FA_SM90_FWD_D128_BLOCK_N % 16 == 0 && FA_SM90_FWD_D128_BLOCK_N <= 160, "smem: see above");
 
 }  // namespace fa::cuda::sm90
