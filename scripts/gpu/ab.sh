@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A/B run on the GPU machine: one default build with tests, extra library builds that differ by
+# build flags, and benchmark commands against any of them, all in one call:
+#     INSTANCE_FILTER='sm90_fwd_bf16_hd128' TEST_FILTER='*fa3*' \
+#     VARIANTS='wide|sm90_fwd_bf16_hd128$|-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_D128_BLOCK_N=160' \
+#     BENCHES='base|build||--algos fa3 --hdims 128;wide|build-wide||--algos fa3 --hdims 128' \
+#         bash scripts/gpu/ab.sh "$OUT"
+# VARIANTS: "name|instance regex|cmake flags" separated by ';' -> build-<name>/libflashattn.so
+# (library only), built while the default build (scripts/gpu/check.sh STAGES=build,test with
+# INSTANCE_FILTER / TEST_FILTER) builds and tests.
+# BENCHES: "label|build dir|env assignments|bench/compare.py args" separated by ';', run one after
+# the other once everything is built; each one's markdown table is printed and collected in
+# $OUT/bench.md (peers are re-timed in each, so every ratio is same-run).
+# If ./snap.tar exists (a `git archive` of a commit) everything runs on that snapshot.
+set -uo pipefail
+OUT=${1:-${OUT:-/tmp/fa_ab_out}}
+mkdir -p "$OUT"
+VARIANTS=${VARIANTS:-}
+BENCHES=${BENCHES:-}
+JOBS=${JOBS:-16}
+ROOT=$PWD
+if [[ -f snap.tar ]]; then
+  rm -rf /tmp/fa_snap && mkdir -p /tmp/fa_snap && tar -xf snap.tar -C /tmp/fa_snap
+  ln -s "$ROOT/.deps" /tmp/fa_snap/.deps
+  cd /tmp/fa_snap || exit 1
+  echo "ab: using snap.tar"
+fi
+start=$SECONDS
+IFS=';' read -ra variants <<<"$VARIANTS"
+nv=${#variants[@]}
+# The default build gets most of the cores; each variant (a few instances) a share.
+vjobs=$(( nv > 0 ? (JOBS / 2 / nv > 2 ? JOBS / 2 / nv : 2) : 0 ))
+for v in "${variants[@]}"; do
+  IFS='|' read -r name filter flags <<<"$v"
+  fl=()
+  [[ -n "$flags" ]] && fl=("$flags")
+  (
+    cmake -S . -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
+      -DFA_BUILD_TESTS=OFF -DFA_INSTANCE_FILTER="$filter" "${fl[@]}" >"/tmp/ab_build_$name.log" 2>&1 &&
+      cmake --build "build-$name" -j"$vjobs" --target flashattn >>"/tmp/ab_build_$name.log" 2>&1
+    echo "variant $name: build rc=$? at $((SECONDS - start)) s"
+    python3 scripts/gpu/ptxas_table.py "/tmp/ab_build_$name.log" 2>/dev/null | grep -E "SPILL|kernel entries"
+  ) &
+done
+STAGES=${STAGES:-build,test} DEADLINE_S=${CHECK_DEADLINE_S:-330} JOBS=$((JOBS - (nv > 0 ? JOBS / 2 : 0))) \
+  bash scripts/gpu/check.sh "$OUT" >"$OUT/check.txt" 2>&1
+wait
+echo "builds + tests done at $((SECONDS - start)) s"
+sed -n '/=== summary/,$p' "$OUT/check.txt"
+grep -E -A8 "^\[  FAILED  \]" "$OUT/tests.log" 2>/dev/null | head -40
+: >"$OUT/bench.md"
+IFS=';' read -ra benches <<<"$BENCHES"
+for b in "${benches[@]}"; do
+  IFS='|' read -r label dir envs args <<<"$b"
+  echo "### $label ($dir, env: ${envs:-none}): compare.py $args" | tee -a "$OUT/bench.md"
+  # shellcheck disable=SC2086
+  env $envs timeout "${BENCH_TIMEOUT_S:-150}" python3 bench/compare.py --lib "$dir/libflashattn.so" $args \
+    --out "/tmp/ab_bench_$label" >"/tmp/ab_bench_$label.log" 2>&1
+  echo "(rc=$? at $((SECONDS - start)) s)" >>"$OUT/bench.md"
+  cat "/tmp/ab_bench_$label/compare.md" "/tmp/ab_bench_$label/ablation.md" 2>/dev/null | grep -E "^\|" >>"$OUT/bench.md" ||
+    tail -5 "/tmp/ab_bench_$label.log" >>"$OUT/bench.md"
+done
+echo "ab: done in $((SECONDS - start)) s"
+grep -vE "^\|[-| ]+\|$" "$OUT/bench.md" | cut -c1-170
