@@ -64,6 +64,9 @@ ABLATIONS_BWD = [
     ("fa3 bwd 2 stages", "fa3", {"FA_SM90_BWD_ABLATE": "stages2"}),
     ("fa3 bwd 1 stage", "fa3", {"FA_SM90_BWD_ABLATE": "stages1"}),
     ("fa3 bwd split-D 64-key tile", "fa3", {"FA_SM90_BWD_ABLATE": "split_d"}),
+    ("fa3 bwd mask test in every tile", "fa3", {"FA_SM90_BWD_ABLATE": "mask_inline"}),
+    ("fa3 bwd dS^T by generic stores", "fa3", {"FA_SM90_BWD_ABLATE": "ds_copy"}),
+    ("fa3 bwd no next-S^T prefetch", "fa3", {"FA_SM90_BWD_ABLATE": "no_prefetch_s"}),
     ("fa3 bwd deterministic", "fa3", {"FA_BENCH_DETERMINISTIC": "1"}),
     ("fa3 bwd deterministic, atomics", "fa3", {"FA_BENCH_DETERMINISTIC": "1", "FA_SM90_BWD_ABLATE": "dq_atomic"}),
     ("fa3 bwd scalar pre/post passes", "fa3", {"FA_SM90_BWD_PREPOST": "scalar"}),
@@ -499,7 +502,7 @@ def ablation_child(torch, lib, args, dtype, index, pas):
     """One ABLATIONS entry in this (child) process: prints one JSON line per causal setting."""
     label, algo, env = (ABLATIONS + ABLATIONS_BWD)[index]
     det = env.get("FA_BENCH_DETERMINISTIC") == "1"
-    d, n = 128, args.ablation_n
+    d, n = args.ablation_d, args.ablation_n
     b, h = max(1, 16384 // n), 2048 // d
     for causal in (False, True):
         sets = make_sets(torch, b, n, h, d, dtype, pas == "bwd")
@@ -529,7 +532,7 @@ def run_ablation(args, passes):
             child_env.update(env)
             cmd = [sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--dtype", args.dtype,
                    "--warmup", str(args.warmup), "--iters", str(args.iters), "--_ablation-child", str(idx),
-                   "--ablation-n", str(args.ablation_n),
+                   "--ablation-n", str(args.ablation_n), "--ablation-d", str(args.ablation_d),
                    "--pass", pas]
             try:
                 p = subprocess.run(cmd, env=child_env, capture_output=True, text=True, timeout=300)
@@ -541,7 +544,7 @@ def run_ablation(args, passes):
                 recs = [dict(label=label, algo=algo, env=env, pass_=pas, causal=None, tflops=None, error="timeout")]
             out += recs
     base = {}
-    print(f"\nAblation, d128 N{args.ablation_n}, TFLOP/s (ratio to the algo's first entry):")
+    print(f"\nAblation, d{args.ablation_d} N{args.ablation_n}, TFLOP/s (ratio to the algo's first entry):")
     for r in out:
         key = (r["algo"], r["pass_"], r["causal"])
         if r.get("tflops") and key not in base:
@@ -550,6 +553,111 @@ def run_ablation(args, passes):
         cz = {True: "causal", False: "noncausal", None: "?"}[r["causal"]]
         print(f"  {r['pass_']} {cz:9s} {r['label']:30s} {fmt(r.get('tflops'), 1):>7}  x{fmt(ratio, 3)}  "
               f"{' '.join(f'{k}={v}' for k, v in r['env'].items())} {r.get('error', '')}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# --gqa-decode: short queries against long keys with GQA (B 8, Hq 32, Hk 4, d128, Nk 8192 by
+# default), ours with FA_SM90_PACK_GQA = 0 / 1 / auto (sm90 forward head packing; read once per
+# process, so each value runs in its own child process), and SDPA flash with enable_gqa
+# (non-causal only: SDPA's causal mask is top-left aligned when Nq != Nk, ours bottom-right).
+# Reported: microseconds per call and K/V bytes read once / time (decode is bandwidth-bound).
+# ---------------------------------------------------------------------------------------------
+GQA_PACK_MODES = ["0", "1", "auto"]
+
+
+def gqa_decode_sets(torch, b, nq, nk, hq, hk, d, dtype, l2_bytes=60e6):
+    per = (2 * b * nk * hk + 2 * b * nq * hq) * d * dtype.itemsize
+    sets = []
+    for _ in range(max(3, math.ceil(2 * l2_bytes / per))):
+        s = dict(q=torch.randn(b, nq, hq, d, device="cuda", dtype=dtype),
+                 k=torch.randn(b, nk, hk, d, device="cuda", dtype=dtype),
+                 v=torch.randn(b, nk, hk, d, device="cuda", dtype=dtype))
+        s["out"] = torch.empty_like(s["q"])
+        s["lse"] = torch.empty(b, hq, nq, device="cuda", dtype=torch.float32)
+        sets.append(s)
+    return sets
+
+
+def gqa_decode_shapes(args):
+    b, hq, hk, nk = (int(x) for x in args.gqa_shape.split(","))
+    nqs = [int(x) for x in args.gqa_nq.split(",")]
+    d = int(args.hdims.split(",")[0]) if "--hdims" in sys.argv else 128
+    return b, hq, hk, nk, d, nqs
+
+
+def gqa_decode_child(torch, lib, args, dtype, mode, algos, causals):
+    """Ours at every --gqa-decode shape in this (child) process: one JSON line per measurement."""
+    b, hq, hk, nk, d, nqs = gqa_decode_shapes(args)
+    for causal in causals:
+        for nq in nqs:
+            sets = gqa_decode_sets(torch, b, nq, nk, hq, hk, d, dtype)
+            kv_bytes = 2 * b * nk * hk * d * dtype.itemsize
+            for algo in algos:
+                rec = dict(mode=mode, algo=algo, b=b, hq=hq, hk=hk, nq=nq, nk=nk, d=d, causal=causal)
+                try:
+                    o = Ours(lib, torch, algo, causal, sets, False)
+                    ms = time_calls(torch, [lambda i=i: o.forward(i) for i in range(len(sets))],
+                                    args.warmup, args.iters)
+                    rec.update(us=ms * 1e3, kv_gbs=kv_bytes / ms / 1e6)
+                except Exception as e:
+                    rec.update(us=None, kv_gbs=None, error=str(e)[:200])
+                print("GQA " + json.dumps(rec), flush=True)
+            del sets
+            torch.cuda.empty_cache()
+
+
+def run_gqa_decode(torch, args, dtype, algos, causals):
+    import subprocess
+    b, hq, hk, nk, d, nqs = gqa_decode_shapes(args)
+    out = []
+    for mode in GQA_PACK_MODES:
+        env = dict(os.environ, FA_SM90_PACK_GQA=mode)
+        cmd = [sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--dtype", args.dtype,
+               "--warmup", str(args.warmup), "--iters", str(args.iters), "--algos", ",".join(algos),
+               "--causal", args.causal, "--gqa-shape", args.gqa_shape, "--gqa-nq", args.gqa_nq,
+               "--hdims", args.hdims, "--_gqa-child", mode]
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400)
+            recs = [json.loads(l[4:]) for l in p.stdout.splitlines() if l.startswith("GQA ")]
+            if not recs:
+                print(f"gqa-decode: child FA_SM90_PACK_GQA={mode} failed: {p.stderr.strip()[-300:]}")
+        except subprocess.TimeoutExpired:
+            recs = []
+            print(f"gqa-decode: child FA_SM90_PACK_GQA={mode} timed out")
+        out += recs
+    # The peer, in this process: SDPA flash with enable_gqa, non-causal.
+    F = torch.nn.functional
+    if False in causals:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        for nq in nqs:
+            sets = gqa_decode_sets(torch, b, nq, nk, hq, hk, d, dtype)
+            rec = dict(mode="-", algo="sdpa_flash", b=b, hq=hq, hk=hk, nq=nq, nk=nk, d=d, causal=False)
+            try:
+                views = [tuple(s[x].transpose(1, 2) for x in ("q", "k", "v")) for s in sets]
+                with sdpa_kernel([SDPBackend.FLASH_ATTENTION]), torch.no_grad():
+                    ms = time_calls(torch, [lambda t=t: F.scaled_dot_product_attention(*t, enable_gqa=True)
+                                            for t in views], args.warmup, args.iters)
+                rec.update(us=ms * 1e3, kv_gbs=2 * b * nk * hk * d * dtype.itemsize / ms / 1e6)
+            except Exception as e:
+                rec.update(us=None, kv_gbs=None, error=f"{type(e).__name__}: {str(e).splitlines()[0][:150]}")
+            out.append(rec)
+            del sets
+            torch.cuda.empty_cache()
+    print(f"\nGQA decode, B {b} Hq {hq} Hk {hk} d{d} Nk {nk}: microseconds (K/V GB/s); "
+          f"pack/unpack = FA_SM90_PACK_GQA 1 time / 0 time")
+    for algo in algos:
+        for causal in causals:
+            print(f"  {algo} {'causal' if causal else 'noncausal'}")
+            for nq in nqs:
+                cell = {r["mode"]: r for r in out if r["algo"] == algo and r["causal"] == causal and r["nq"] == nq}
+                peer = next((r for r in out if r["algo"] == "sdpa_flash" and r["nq"] == nq and not causal), None)
+                u0, u1 = (cell.get(m, {}).get("us") for m in ("0", "1"))
+                line = "  ".join(f"{m}={fmt(cell.get(m, {}).get('us'), 1)} ({fmt(cell.get(m, {}).get('kv_gbs'), 0)})"
+                                 for m in GQA_PACK_MODES)
+                ratio = u1 / u0 if u0 and u1 else None
+                sd = f"  sdpa_flash={fmt(peer.get('us'), 1)}" if peer else ""
+                print(f"    Nq {nq:<4} {line}  pack/unpack x{fmt(ratio, 3)}{sd}")
     return out
 
 
@@ -577,6 +685,9 @@ def main():
     ap.add_argument("--ablation", action="store_true", help="run the ABLATIONS list (d128 N8k) only")
     ap.add_argument("--ablation-filter", default=None,
                     help="regex: run only the ablation entries whose label matches (keep the defaults for ratios)")
+    ap.add_argument("--ablation-d", type=int, default=128,
+                    help="head dim of --ablation (H = 2048/d); the sm90 backward's mask_inline and ds_copy "
+                         "variants exist at 64 and 128, no_prefetch_s at 64, the others at 128 only")
     ap.add_argument("--ablation-n", type=int, default=8192,
                     help="sequence length of --ablation (B = 16384/N, H 16); e.g. 1024 for the persistent scheduler")
     ap.add_argument("--deterministic", default="0", choices=["0", "1", "both"],
@@ -584,6 +695,12 @@ def main():
     ap.add_argument("--plot-grid", action="store_true", help="one PNG with every panel instead of one per pass/causal")
     ap.add_argument("--out", default=None, help="directory for compare.json, compare.md and PNGs")
     ap.add_argument("--_ablation-child", dest="ablation_child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--gqa-decode", action="store_true",
+                    help="short-query GQA shapes only, ours with FA_SM90_PACK_GQA=0/1/auto (sm90 head packing) "
+                         "and SDPA flash (enable_gqa, non-causal); --algos (default fa3), --causal, --hdims (first)")
+    ap.add_argument("--gqa-shape", default="8,32,4,8192", help="B,Hq,Hk,Nk of --gqa-decode")
+    ap.add_argument("--gqa-nq", default="1,2,4,8,16,32,64,128", help="query lengths of --gqa-decode")
+    ap.add_argument("--_gqa-child", dest="gqa_child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.iters < 20:
         print("compare: --iters below 20 does not meet the timing method; using 20")
@@ -625,6 +742,16 @@ def main():
 
     if args.ablation_child is not None:
         ablation_child(torch, lib, args, dtype, args.ablation_child, passes[0])
+        return 0
+    if args.gqa_child is not None or args.gqa_decode:
+        gqa_algos = algos if "--algos" in sys.argv else ["fa3"]
+        if args.gqa_child is not None:
+            gqa_decode_child(torch, lib, args, dtype, args.gqa_child, gqa_algos, causals)
+            return 0
+        res = run_gqa_decode(torch, args, dtype, gqa_algos, causals)
+        if args.out:
+            with open(os.path.join(args.out, "gqa_decode.json"), "w") as f:
+                json.dump(dict(meta=meta, gqa_decode=res), f, indent=1)
         return 0
     if args.ablation:
         abl = run_ablation(args, passes)

@@ -26,6 +26,10 @@
 //   kTmaLoad:        off: the whole producer warpgroup loads by cp.async (PipelineCpAsync).
 //   kWarpSpecialised: off: no producer warpgroup and no setmaxnreg; consumer thread 0 issues the
 //                    TMA loads between its GEMMs (load_one, issue points in consume_tile).
+// GQA packing (runtime, fwd_pack_gqa.hpp decides): with a short query a tile's rows are
+// (query position i, head-in-group g) pairs r = i·G + g of one KV head, loaded by a rank-5 Q map
+// (d, G, Nq, Hk, B); masks use the query position m0 + (r >> log2 G), LSE and O (direct stores)
+// go to query head hk·G + (r & (G-1)). The scheduler then walks (query block, KV head) tiles.
 // Tails: TMA zero-fills rows beyond the tensor; rows of another varlen sequence that TMA does load
 // are masked as keys (col >= k_len) and never stored as queries.
 #pragma once
@@ -61,6 +65,7 @@
 #include "cuda/common/sm90_pipeline.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/scheduler/tile_scheduler.hpp"
+#include "cuda/sm90/fwd_pack_gqa.hpp"
 #include "cuda/sm90/fwd_softmax.hpp"
 #include "cuda/sm90/fwd_tile_config.hpp"
 
@@ -113,6 +118,10 @@ struct FwdKernel {
   static constexpr bool kWarpSpecialised = (kFeatures & fwd_feature::kWarpSpecialised) != 0;
   static_assert(kWarpSpecialised || (kTmaLoad && kIntraWgOverlap),
                 "the non-specialised variant issues TMA loads from the overlapped mainloop");
+  // GQA packing needs the TMA producer warpgroup (the rank-5 Q map). The cp.async and
+  // non-specialised ablations never pack, and compile the packing arithmetic out: the latter
+  // runs at 255 registers, where the packed Q load in its mainloop made it spill.
+  static constexpr bool kCanPack = kTmaLoad && kWarpSpecialised;
 
   using Tile = FwdTile<kHeadDim>;
   static constexpr int kHeadDimC = kHeadDim;
@@ -152,6 +161,14 @@ struct FwdKernel {
       decltype(cute::tile_to_shape(SmemAtom{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{}));
   using SmemLayoutKV = decltype(cute::tile_to_shape(
       SmemAtom{}, cute::Shape<cute::Int<kBlockN>, cute::Int<kHeadDim>, cute::Int<kStages>>{}));
+  // Columns of one swizzle atom: SmemLayoutQ stores the head dim in chunks of this many columns,
+  // each chunk kBlockM rows × one 16/32/64/128-byte row (the packed Q load writes chunk by chunk).
+  static constexpr int kSwizzleBytes = kHeadDim % 64 == 0 ? 128 : (kHeadDim % 32 == 0 ? 64 : 32);
+  static constexpr int kSwizzleCols = kSwizzleBytes / int(sizeof(Element));
+  static_assert(SmemLayoutQ{}.layout_b()(cute::make_coord(1, 0)) == kSwizzleCols &&
+                    (kHeadDim == kSwizzleCols ||
+                     SmemLayoutQ{}.layout_b()(cute::make_coord(0, kSwizzleCols)) == kBlockM * kSwizzleCols),
+                "the packed Q load assumes row-contiguous column chunks in SmemLayoutQ");
   // V seen as (head dim, key, stage): the B operand of P·V. Same bytes, transposed view.
   using SmemLayoutVt = decltype(cute::composition(
       SmemLayoutKV{},
@@ -225,25 +242,35 @@ struct FwdKernel {
     float softcap_prescale;  // scale / softcap (softcap only)
     Scheduler::Params sched;
     bool tma_store_o;  // O through smem + TMA (batch form, TMA-aligned O); else direct stores
+    // GQA packing: log2 of the query heads sharing a tile (0 = unpacked), and then the rank-5
+    // Q map (d, G, rows, KV head, batch) with box (kSwizzleCols, G, kBlockM / G, 1, 1).
+    int pack_shift;
+    cute::TmaDescriptor tma_q_packed;
   };
 
   // What one tile needs besides its coordinates: its sequence, mask and key-block range.
+  // m0, m_end: the query positions [m0, m_end) the tile covers (kBlockM of them unpacked,
+  // kBlockM / G packed: tile row r is position m0 + (r >> pack_shift)).
   struct TileWork {
     core::SeqInfo seq;
     core::Mask mask;
     int m0 = 0;
+    int m_end = 0;
     int n_block_max = 0;
     int n_blocks = 0;
   };
   // False when the tile has no rows of its sequence (varlen grid: shorter than the longest).
-  __device__ static bool tile_work(core::AttnParams const& p, sched::TileCoord const& tc, TileWork& w) {
+  __device__ static bool tile_work(Params const& params, sched::TileCoord const& tc, TileWork& w) {
+    core::AttnParams const& p = params.attn;
     w.seq = core::seq_info(p, tc.batch);
-    w.m0 = tc.m_block * kBlockM;
+    const int rows = kBlockM >> pack_shift_of(params);
+    w.m0 = tc.m_block * rows;
     if (w.m0 >= w.seq.q_len) return false;
+    w.m_end = int(cute::min(int64_t(w.m0 + rows), w.seq.q_len));
     w.mask = core::Mask(w.seq.q_len, w.seq.k_len, kMasked ? p.window_left : -1,
                         kMasked ? p.window_right : -1);
     int64_t key_first = 0, key_last = 0;
-    w.mask.key_range(w.m0, cute::min(int64_t(w.m0 + kBlockM), w.seq.q_len), &key_first, &key_last);
+    w.mask.key_range(w.m0, w.m_end, &key_first, &key_last);
     const int n_block_min = int(key_first / kBlockN);
     w.n_block_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_block_min;
     w.n_blocks = w.n_block_max - n_block_min;
@@ -274,6 +301,7 @@ struct FwdKernel {
       prefetch_tma_descriptor(params.tma_k.get_tma_descriptor());
       prefetch_tma_descriptor(params.tma_v.get_tma_descriptor());
       if constexpr (kTmaStoreO) prefetch_tma_descriptor(params.tma_o.get_tma_descriptor());
+      if (pack_shift_of(params) > 0) prefetch_tma_descriptor(&params.tma_q_packed);
     }
     __syncthreads();
 
@@ -294,6 +322,43 @@ struct FwdKernel {
     }
   }
 
+  // log2 of the query heads per packed tile row group; 0 (a constant) where packing is compiled out.
+  __device__ static int pack_shift_of(Params const& params) {
+    if constexpr (kCanPack) return params.pack_shift;
+    else return 0;
+  }
+  // The KV head of a tile: packed tiles are indexed by it directly.
+  __device__ static int head_kv_of(Params const& params, sched::TileCoord const& tc) {
+    return pack_shift_of(params) > 0 ? tc.head : tc.head / params.attn.group_size();
+  }
+
+  // One tile's Q into its slot (barrier `bar`, already expecting kBytesQ). Unpacked: the rank-4
+  // map's kBlockM rows of one head. Packed: per column chunk of SmemLayoutQ, one rank-5 box
+  // (kSwizzleCols, G, kBlockM / G) at query position m0 — TMA writes it as kBlockM dense,
+  // swizzled rows in (g fastest, then i) order, exactly the rows r = i·G + g of a 2-D box.
+  __device__ static void load_q(Params const& params, SharedStorage& ss, sched::TileCoord const& tc,
+                                TileWork const& w, uint64_t& bar) {
+    using namespace cute;
+    const core::AttnParams& p = params.attn;
+    const int tma_batch = p.varlen ? 0 : tc.batch;
+    if (pack_shift_of(params) > 0) {
+      const int32_t row0 = int32_t(w.seq.q_start + w.m0);
+#pragma unroll
+      for (int c = 0; c < kHeadDim / kSwizzleCols; ++c)
+        SM90_TMA_LOAD_5D::copy(&params.tma_q_packed, &bar, uint64_t(TMA::CacheHintSm90::EVICT_NORMAL),
+                               ss.q.data() + c * kBlockM * kSwizzleCols, c * kSwizzleCols, 0, row0,
+                               tc.head, tma_batch);
+      return;
+    }
+    Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{});
+    Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
+    Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
+                           Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
+    auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                      group_modes<0, 2>(gQ));
+    copy(params.tma_q.with(bar), tQgQ, tQsQ);
+  }
+
   // ---- producer: TMA loads ----------------------------------------------------------------
   // One thread walks the CTA's tiles. The K/V ring position and the Q slot's round continue
   // across tiles, so the next tile's first K/V blocks and its Q are loaded as soon as the
@@ -302,7 +367,6 @@ struct FwdKernel {
   __device__ static void produce(Params const& params, SharedStorage& ss) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
-    Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{});
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
     Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutKV{});
     auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
@@ -313,15 +377,10 @@ struct FwdKernel {
     int q_it = 0;   // Q slot round
     while (scheduler.next(tc)) {
       TileWork w;
-      if (!tile_work(p, tc, w) || w.n_blocks == 0) continue;  // the consumers skip it too
+      if (!tile_work(params, tc, w) || w.n_blocks == 0) continue;  // the consumers skip it too
       const int tma_batch = p.varlen ? 0 : tc.batch;
-      const int head_kv = tc.head / p.group_size();
+      const int head_kv = head_kv_of(params, tc);
 
-      Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
-      Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
-                             Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
-      auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                        group_modes<0, 2>(gQ));
       Tensor mK = params.tma_k.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
       Tensor mV = params.tma_v.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
       Tensor gK = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mK), kv_tile,
@@ -345,7 +404,7 @@ struct FwdKernel {
              get<0>(tV)(_, w.n_block_max - 1 - it), get<1>(tV)(_, PipelineTma<kStages>::stage(kv_it + it)));
       };
       load_k(0);
-      copy(params.tma_q.with(ss.pipe_q.producer_acquire(q_it, kBytesQ)), tQgQ, tQsQ);
+      load_q(params, ss, tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
       load_v(0);
 #pragma unroll 1  // unrolled, this loop no longer fits the producer's 24 registers
       for (int it = 1; it < w.n_blocks; ++it) {
@@ -388,7 +447,7 @@ struct FwdKernel {
     int kv_it = 0, q_it = 0;
     while (scheduler.next(tc)) {
       TileWork w;
-      if (!tile_work(p, tc, w) || w.n_blocks == 0) continue;
+      if (!tile_work(params, tc, w) || w.n_blocks == 0) continue;  // never packed (host rule)
       const int64_t b = p.varlen ? 0 : tc.batch;
       const int head_kv = tc.head / p.group_size();
       Element const* k_seq = static_cast<Element const*>(p.k) + p.k_str.offset(b, w.seq.k_start, head_kv);
@@ -428,19 +487,13 @@ struct FwdKernel {
     const core::AttnParams& p = params.attn;
     const int tma_batch = p.varlen ? 0 : tc.batch;
     if (kind == 0) {
-      Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{});
-      Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
-      Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
-                             Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
-      auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                        group_modes<0, 2>(gQ));
-      copy(params.tma_q.with(ss.pipe_q.producer_acquire(q_it, kBytesQ)), tQgQ, tQsQ);
+      load_q(params, ss, tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
       return;
     }
     TmaKV const& tma = kind == 1 ? params.tma_k : params.tma_v;
     PipeKV& pipe = kind == 1 ? ss.pipe_k : ss.pipe_v;
     Tensor s = make_tensor(make_smem_ptr(kind == 1 ? ss.k.data() : ss.v.data()), SmemLayoutKV{});
-    Tensor m = tma.get_tma_tensor(params.shape_k)(_, _, tc.head / p.group_size(), tma_batch);
+    Tensor m = tma.get_tma_tensor(params.shape_k)(_, _, head_kv_of(params, tc), tma_batch);
     Tensor g = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), m),
                           Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, _0{}));
     auto [tg, ts] = tma_partition(tma, _0{}, Layout<_1>{}, group_modes<0, 2>(s), group_modes<0, 2>(g));
@@ -450,13 +503,14 @@ struct FwdKernel {
 
   // ---- consumers: GEMMs, softmax, epilogue --------------------------------------------------
   // Masks one block of scores (rowcol view) in place: keys outside [lo, hi) of each row → -inf.
+  // Tile row r is query position m0 + (r >> pack_shift) (packed GQA: G rows per position).
   template <class TensorS, class TensorC>
   __device__ static void apply_mask(TensorS& s, TensorC const& coord, core::Mask const& mask,
-                                    int m0, int n0) {
+                                    int m0, int n0, int pack_shift) {
     using namespace cute;
 #pragma unroll
     for (int r = 0; r < size<0>(s); ++r) {
-      const int64_t row = m0 + get<0>(coord(r, 0));
+      const int64_t row = m0 + (get<0>(coord(r, 0)) >> pack_shift);
       const int64_t diag = mask.diag(row);
       int64_t hi = mask.k_len, lo = 0;
       if (kMasked && mask.right >= 0) hi = cute::min(hi, diag + mask.right + 1);
@@ -504,7 +558,7 @@ struct FwdKernel {
     int kv_it = 0, q_it = 0;  // same counters as the producer's
     while (scheduler.next(tc)) {
       TileWork w;
-      if (!tile_work(params.attn, tc, w)) continue;
+      if (!tile_work(params, tc, w)) continue;
       consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
@@ -565,7 +619,7 @@ struct FwdKernel {
     clear(tOrO);
 
     // Per-block score post-processing: softcap, then the mask where the block needs one.
-    const int64_t m_end = cute::min(int64_t(m0 + kBlockM), seq.q_len);
+    const int m_end = w.m_end;
     auto transform_and_mask = [&](int n_block) {
       if constexpr (kSoftcap) {
         // softcap · tanh(qk · scale / softcap); the softcap factor itself is in scale_log2. A
@@ -576,7 +630,8 @@ struct FwdKernel {
         }
       }
       const int n0 = n_block * kBlockN;
-      if (!mask.block_unmasked(m0, m_end, n0, n0 + kBlockN)) apply_mask(s_rc, cS_rc, mask, m0, n0);
+      if (!mask.block_unmasked(m0, m_end, n0, n0 + kBlockN))
+        apply_mask(s_rc, cS_rc, mask, m0, n0, pack_shift_of(params));
     };
     auto convert_p = [&]() {
       constexpr int kN = decltype(size(tSrS))::value;
@@ -686,7 +741,7 @@ struct FwdKernel {
     sched::TileCoord tc;
     TileWork we;
     Scheduler::tile_of_round(params.sched, tile_round, tc);
-    tile_work(p, tc, we);
+    tile_work(params, tc, we);
     float inv_sum[kRows], lse[kRows];
     softmax.finalize(inv_sum, lse);
 #pragma unroll
@@ -715,13 +770,16 @@ struct FwdKernel {
     if (!stored) {
       // Direct stores: varlen (a TMA box could write rows of the next sequence), O not laid out
       // for TMA, or no room for the O buffer.
+      // Packed GQA also lands here (its rows are not one head's contiguous block).
       Element* o_base = static_cast<Element*>(p.o);
 #pragma unroll
       for (int i = 0; i < size(rO); i += 2) {
         const int row = get<0>(cO(i));
         const int col = get<1>(cO(i));
-        if (we.m0 + row < we.seq.q_len) {
-          const int64_t off = p.o_str.offset(tc.batch, we.seq.q_start + we.m0 + row, tc.head) + col;
+        const int q_pos = we.m0 + (row >> pack_shift_of(params));
+        if (q_pos < we.seq.q_len) {
+          const int64_t off =
+              p.o_str.offset(tc.batch, we.seq.q_start + q_pos, tile_row_head(params, tc, row)) + col;
           *reinterpret_cast<Pair*>(o_base + off) = *reinterpret_cast<Pair const*>(&rO(i));
         }
       }
@@ -731,10 +789,18 @@ struct FwdKernel {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int row = get<0>(cO_rc(r, 0));
-        if (get<1>(cO_rc(r, 0)) == 0 && we.m0 + row < we.seq.q_len)
-          p.lse[p.lse_offset(tc.batch, tc.head, we.seq.q_start + we.m0 + row)] = lse[r];
+        const int q_pos = we.m0 + (row >> pack_shift_of(params));
+        if (get<1>(cO_rc(r, 0)) == 0 && q_pos < we.seq.q_len)
+          p.lse[p.lse_offset(tc.batch, tile_row_head(params, tc, row), we.seq.q_start + q_pos)] = lse[r];
       }
     }
+  }
+
+  // Query head of tile row `row`: the tile's head, or packed, head-in-group row & (G - 1) of the
+  // tile's KV head (pack_shift = 0 makes both the same expression).
+  __device__ static int tile_row_head(Params const& params, sched::TileCoord const& tc, int row) {
+    const int shift = pack_shift_of(params);
+    return (tc.head << shift) + (row & ((1 << shift) - 1));
   }
 
   // TMA-store epilogue of one consumer warpgroup: its 64 rows go registers → its half of the O
@@ -798,6 +864,34 @@ inline bool pair_store_ok(const void* ptr, const core::Strides& s) {
          s.batch % 2 == 0;
 }
 
+// The packed-GQA Q map: Q seen as (d, G, rows, KV head, batch), so one box of
+// (box_cols, G, block_m / G, 1, 1) holds block_m rows (query position, head in group) of one KV
+// head. Same swizzle and zero fill as cute's maps. False when the driver rejects it.
+template <class Element>
+bool make_packed_q_map(const core::AttnParams& p, int group, int64_t rows, int batches,
+                       int64_t batch_stride, int box_cols, int block_m, int swizzle_bytes,
+                       cute::TmaDescriptor* map) {
+  const uint64_t e = sizeof(Element);
+  const cuuint64_t dims[5] = {cuuint64_t(p.head_dim), cuuint64_t(group), cuuint64_t(rows),
+                              cuuint64_t(p.heads_kv), cuuint64_t(batches)};
+  const cuuint64_t strides[4] = {cuuint64_t(p.q_str.head) * e, cuuint64_t(p.q_str.row) * e,
+                                 cuuint64_t(p.q_str.head) * e * cuuint64_t(group),
+                                 cuuint64_t(batch_stride) * e};
+  const cuuint32_t box[5] = {cuuint32_t(box_cols), cuuint32_t(group), cuuint32_t(block_m / group), 1, 1};
+  const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+  const CUtensorMapSwizzle swizzle = swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                           : CU_TENSOR_MAP_SWIZZLE_32B;
+  const CUtensorMapDataType type = std::is_same_v<Element, cutlass::bfloat16_t>
+                                       ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult r = CUTLASS_CUDA_DRIVER_WRAPPER_CALL(cuTensorMapEncodeTiled)(
+      map, type, 5, const_cast<void*>(p.q), dims, strides, box, elem_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
 template <class Kernel, class Element>
 core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   using namespace cute;
@@ -832,7 +926,24 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   };
   // O through TMA: the batch form only (a varlen box could cover the next sequence's rows) and
   // only where O is TMA-aligned. Otherwise the map is built over Q (valid, never used).
-  const bool tma_store_o = Kernel::kTmaStoreO && !p.varlen && tma_ok(p.o, p.o_str, sizeof(Element));
+  // GQA packing (fwd_pack_gqa.hpp): kernels with the TMA producer warpgroup only (the cp.async
+  // and non-specialised ablations keep one head per tile). A map the driver refuses leaves the
+  // call unpacked.
+  const int group = p.group_size();
+  int pack_shift = 0;
+  cute::TmaDescriptor q_packed{};
+  if constexpr (Kernel::kCanPack) {
+    pack_shift = pack_gqa_shift(pack_gqa_mode(), group, p.seqlen_q, Kernel::kBlockM);
+    if (pack_shift > 0 &&
+        !make_packed_q_map<Element>(p, group, rows_q, batches, batch_stride(p.q_str, rows_q),
+                                    Kernel::kSwizzleCols, Kernel::kBlockM, Kernel::kSwizzleBytes,
+                                    &q_packed))
+      pack_shift = 0;
+  }
+  const int tile_heads = pack_shift > 0 ? p.heads_kv : p.heads_q;
+  // Packed rows are not one head's contiguous block: O goes through the direct stores.
+  const bool tma_store_o = Kernel::kTmaStoreO && !p.varlen && pack_shift == 0 &&
+                           tma_ok(p.o, p.o_str, sizeof(Element));
   auto make_tma_o = [&]() -> typename Kernel::TmaO {
     if constexpr (Kernel::kTmaStoreO) {
       const core::Strides& st = tma_store_o ? p.o_str : p.q_str;
@@ -848,8 +959,9 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
 
   // Persistent grid (one CTA per SM, Kernel::Scheduler walks the tiles) for the batch form;
   // varlen keeps one CTA per (query block, head, sequence) with the longest sequence's blocks.
-  const int64_t m_blocks = (p.seqlen_q + Kernel::kBlockM - 1) / Kernel::kBlockM;
-  const int64_t tiles = m_blocks * p.heads_q * p.batch;
+  const int64_t rows_per_tile = Kernel::kBlockM >> pack_shift;  // query positions per tile
+  const int64_t m_blocks = (p.seqlen_q + rows_per_tile - 1) / rows_per_tile;
+  const int64_t tiles = m_blocks * tile_heads * p.batch;
   const int sms = Kernel::kPersistent && !p.varlen && tiles <= INT32_MAX - 4096 ? sched::sm_count(p.device_id) : 0;
   const bool persistent = sms > 0;
   // Causal / right-bounded windows: the last query blocks see the most keys (bottom-right
@@ -870,9 +982,11 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       p,
       (p.softcap > 0.f ? p.softcap : p.scale) * core::kLog2e,
       p.softcap > 0.f ? p.scale / p.softcap : 0.f,
-      Kernel::Scheduler::make_params(int(m_blocks), p.heads_q, p.batch, p.group_size(), kv_bytes,
-                                     reverse_m, persistent),
+      Kernel::Scheduler::make_params(int(m_blocks), tile_heads, p.batch, pack_shift > 0 ? 1 : group,
+                                     kv_bytes, reverse_m, persistent),
       tma_store_o,
+      pack_shift,
+      q_packed,
   };
 
   auto kernel = sm90_fwd_kernel<Kernel>;
@@ -881,7 +995,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   if (!persistent && p.batch > 65535)
     return core::unsupported("the sm90 forward supports at most 65535 sequences");
   const dim3 grid = persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
-                               : dim3(unsigned(m_blocks), unsigned(p.heads_q), unsigned(p.batch));
+                               : dim3(unsigned(m_blocks), unsigned(tile_heads), unsigned(p.batch));
   Kernel::Scheduler::set_grid(params.sched, int(grid.x));
   kernel<<<grid, Kernel::kThreads, Kernel::kSmemBytes, stream>>>(params);
   return check_launch("sm90 forward kernel launch");
