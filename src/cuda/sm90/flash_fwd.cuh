@@ -924,8 +924,6 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
                        make_layout(shape_k, make_stride(st.row, _1{}, st.head,
                                                         batch_stride(st, no_keys ? 1 : rows_k))));
   };
-  // O through TMA: the batch form only (a varlen box could cover the next sequence's rows) and
-  // only where O is TMA-aligned. Otherwise the map is built over Q (valid, never used).
   // GQA packing (fwd_pack_gqa.hpp): kernels with the TMA producer warpgroup only (the cp.async
   // and non-specialised ablations keep one head per tile). A map the driver refuses leaves the
   // call unpacked.
@@ -941,7 +939,9 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       pack_shift = 0;
   }
   const int tile_heads = pack_shift > 0 ? p.heads_kv : p.heads_q;
-  // Packed rows are not one head's contiguous block: O goes through the direct stores.
+  // O through TMA: the batch form only (a varlen box could cover the next sequence's rows), only
+  // where O is TMA-aligned, and unpacked (packed rows are not one head's contiguous block).
+  // Otherwise the map is built over Q (valid, never used).
   const bool tma_store_o = Kernel::kTmaStoreO && !p.varlen && pack_shift == 0 &&
                            tma_ok(p.o, p.o_str, sizeof(Element));
   auto make_tma_o = [&]() -> typename Kernel::TmaO {
