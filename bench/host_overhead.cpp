@@ -202,7 +202,11 @@ int main(int argc, char** argv) {
               raw, "sm90 fwd passes ~0.6-1 KiB (TMA descriptors)");
     print_row("cudaGetDevice", time_calls(a, hob::get_device, no_sync), -1, "DeviceGuard: once per call");
     print_row("cudaFuncSetAttribute (max dyn smem)", time_calls(a, hob::set_smem_attribute, no_sync), -1,
-              "was per launch; now once per (kernel, device)");
+              "was per launch; now once per (kernel, context)");
+    print_row("cuCtxGetId (current context)", time_calls(a, hob::get_context_id, no_sync), -1,
+              "launch cache key: once per launch");
+    print_row("cudaPeekAtLastError", time_calls(a, hob::peek_last_error, no_sync), -1,
+              "pending-error check: once per call");
     print_row("cuTensorMapEncodeTiled (one 4-D bf16 map)", time_calls(a, hob::encode_tma_descriptor, no_sync), -1,
               "sm90 fwd builds 3 per call, bwd 4");
   }
@@ -251,6 +255,8 @@ void launch_empty(void*) {}
 void launch_big_param(void*) {}
 void set_smem_attribute() {}
 void get_device() {}
+void get_context_id() {}
+void peek_last_error() {}
 void encode_tma_descriptor() {}
 }  // namespace hob
 #endif

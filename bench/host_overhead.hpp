@@ -14,5 +14,7 @@ void launch_empty(void* s);
 void launch_big_param(void* s);
 void set_smem_attribute();
 void get_device();
+void get_context_id();
+void peek_last_error();
 void encode_tma_descriptor();
 }  // namespace hob

@@ -85,6 +85,13 @@ void get_device() {
   cudaGetDevice(&d);
 }
 
+void get_context_id() {
+  unsigned long long id = 0;
+  cuCtxGetId(nullptr, &id);
+}
+
+void peek_last_error() { (void)cudaPeekAtLastError(); }
+
 // One TMA descriptor as the sm90 forward builds three (Q, K, V) per call: a bf16 tensor
 // [head_dim, rows, heads, batch] with a (64 x kBlock) box, encoded by the driver. CuTe's
 // make_tma_copy adds its own layout work on top; this is the driver's share.
