@@ -88,7 +88,8 @@ inline Slot* find(const void* func, unsigned long long ctx) {
   unsigned i = slot_of(func, ctx);
   for (int n = 0; n < kSlots; ++n, i = (i + 1) & (kSlots - 1)) {
     if (!t[i].ready.load(std::memory_order_acquire)) return &t[i];
-    if (t[i].func.load(std::memory_order_relaxed) == func && t[i].ctx.load(std::memory_order_relaxed) == ctx)
+    if (t[i].func.load(std::memory_order_relaxed) == func &&
+        t[i].ctx.load(std::memory_order_relaxed) == ctx)
       return &t[i];
   }
   return nullptr;
@@ -116,7 +117,8 @@ cudaError_t set_max_dynamic_smem(Kernel* kernel, int bytes, int /*device*/) {
   std::lock_guard<std::mutex> lock(d::miss_mutex());
   d::Slot* s = d::find(f, ctx);
   if (d::covered(s, bytes)) return cudaSuccess;  // another thread raised it meanwhile
-  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  const cudaError_t e =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess || !s) return e;  // failure, or a full table: nothing recorded
   if (!s->ready.load(std::memory_order_relaxed)) {
     s->func.store(f, std::memory_order_relaxed);
