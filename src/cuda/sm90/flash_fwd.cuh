@@ -123,7 +123,7 @@ struct FwdKernel {
   // runs at 255 registers, where the packed Q load in its mainloop made it spill.
   static constexpr bool kCanPack = kTmaLoad && kWarpSpecialised;
 
-  using Tile = FwdTile<kHeadDim>;
+  using Tile = FwdTile<kHeadDim, kMasked>;
   static constexpr int kHeadDimC = kHeadDim;
   static constexpr bool kMaskedC = kMasked;
   static constexpr int kBlockM = Tile::kBlockM;
@@ -991,7 +991,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
 
   auto kernel = sm90_fwd_kernel<Kernel>;
   cudaError_t e = set_max_dynamic_smem(kernel, int(Kernel::kSmemBytes), p.device_id);
-  if (e != cudaSuccess) return check_launch("sm90 forward: cudaFuncSetAttribute");
+  if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward: cudaFuncSetAttribute(max dynamic shared memory)");
   if (!persistent && p.batch > 65535)
     return core::unsupported("the sm90 forward supports at most 65535 sequences");
   const dim3 grid = persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
