@@ -20,9 +20,11 @@ namespace fa::cuda::sm80 {
 //   d 192/256: 128 x 64, 8 warps (one 16-row slab each): O at 32 rows/warp would not fit.
 // 128 query rows per CTA halve K/V re-reads from L2 compared with 64 (all query blocks of a head
 // stream the same K/V).
-// At 4 warps ptxas reports 255 registers and ~120-170 B of spills (loop-invariant ldmatrix
-// addresses: the swizzle gives every k-slice its own base register) for d ≤ 128; 8 warps remove
-// them at the cost of twice the K/V ldmatrix traffic per FLOP. Build with
+// At 4 warps ptxas reports 255 registers for d ≤ 128. With the lean/boundary loop steps, the lazy
+// O rescale and per-thread K/V pointers (flash_fwd.cuh) the sm_90a spills are 0 B at d64 and d96
+// (masked), 36 B at d128 and 124 B at d128 masked (was 168 / 188 B): loop-invariant ldmatrix
+// addresses (the swizzle gives every k-slice its own base register) reloaded once per key block.
+// 8 warps remove them at the cost of twice the K/V ldmatrix traffic per FLOP. Build with
 // -DFA_SM80_FWD_WARPS_SMALL_D=8 to measure that trade.
 #ifndef FA_SM80_FWD_WARPS_SMALL_D
 #define FA_SM80_FWD_WARPS_SMALL_D 4
