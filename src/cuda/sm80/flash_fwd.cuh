@@ -226,7 +226,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     cp_async_fence();
 
     // FA_SM80_FWD_S_PREFETCH=0 drops the explicit one-slice-ahead ldmatrix of Q·K^T (ptxas
-    // hoists loads itself); measured on sm_90a d128: the same 168 B of spills, so it stays on.
+    // hoists loads itself); measured on sm_90a d128: the same spills either way (168 B with the
+    // old single loop body, 36 B now), so it stays on.
     gemm_ss<kSPrefetch>(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k,
                         smem_thr_q, smem_thr_k);
 
