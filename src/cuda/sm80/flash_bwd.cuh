@@ -82,7 +82,10 @@ using namespace cute;
 // 1: each step's LSE and D rows travel with Q/dO by cp.async into shared memory (loaded a step
 // ahead, read after the barrier); 0: read from global memory at the top of the step, which puts a
 // global-load latency between the barrier and the softmax.
-#define FA_SM80_BWD_LSE_SMEM 0  // 1 spills 8 B at d 128 (128 keys) on sm_90a: off until trimmed
+// 1 spilled 8 B at d 128 before FA_SM80_BWD_FAST_TILES; with it, 243 registers and no spill on
+// sm_90a (not yet timed; the global loads are now issued before the S/dP products, so their
+// latency is mostly hidden either way).
+#define FA_SM80_BWD_LSE_SMEM 0
 #endif
 #ifndef FA_SM80_BWD_FAST_TILES
 // 1: a step whose tile needs no mask and has all kBlockM query rows (every step of a non-causal
@@ -97,6 +100,12 @@ using namespace cute;
 // 1: the (query head, query block) of the next step comes from counters advanced once per step;
 // 0: from step / n_m and step % n_m (two integer divisions per step, ~30 instructions each).
 #define FA_SM80_BWD_STEP_COUNTERS 1
+#endif
+#ifndef FA_SM80_BWD_D128_WARPS_MDQ
+// Warps down the query rows of dQ = dS K at d 128 (the other 8 / this many go across the head
+// dim). 4: each warp 16 rows x 64 columns (1 + 4 ldmatrix per k-slice); 2: 32 x 32 (2 + 2), 8
+// fewer ldmatrix per step, the same number of dQ reductions (FA2's layout at d 128).
+#define FA_SM80_BWD_D128_WARPS_MDQ 4
 #endif
 #ifndef FA_SM80_BWD_D256_BLOCK_M
 #define FA_SM80_BWD_D256_BLOCK_M 32  // query rows per step at d 256 (64: with DQ_CHUNKS 2, 1 stage, 254 regs, no spill)
@@ -133,7 +142,9 @@ struct BwdTile {
   // Warps along keys (dK/dV) and along query rows (dQ); the rest go across the head dim. With
   // d 256 a warp spanning 128 head-dim columns would hold 64 B-operand registers per k-slice.
   static constexpr int kWarpsNdKV = kHeadDim == 256 ? FA_SM80_BWD_D256_WARPS : 4;
-  static constexpr int kWarpsMdQ = kHeadDim == 256 ? FA_SM80_BWD_D256_WARPS : 4;
+  static constexpr int kWarpsMdQ = kHeadDim == 256   ? FA_SM80_BWD_D256_WARPS
+                                   : kHeadDim == 128 ? FA_SM80_BWD_D128_WARPS_MDQ
+                                                     : 4;
   // dQ = dS K may be computed kDQChunks head-dim slices at a time (fewer accumulator registers,
   // dS re-read per slice); no table row needs it since d 256 moved to 32-row steps.
   static constexpr int kDQChunks = kHeadDim == 256 ? FA_SM80_BWD_D256_DQ_CHUNKS : 1;
