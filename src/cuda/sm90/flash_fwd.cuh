@@ -926,7 +926,8 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   };
   // GQA packing (fwd_pack_gqa.hpp): kernels with the TMA producer warpgroup only (the cp.async
   // and non-specialised ablations keep one head per tile). A map the driver refuses leaves the
-  // call unpacked.
+  // call unpacked, except when packing is forced (FA_SM90_PACK_GQA=1): then it is an error, so a
+  // test or benchmark of the packed path cannot silently measure the unpacked one.
   const int group = p.group_size();
   int pack_shift = 0;
   cute::TmaDescriptor q_packed{};
@@ -935,8 +936,12 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
     if (pack_shift > 0 &&
         !make_packed_q_map<Element>(p, group, rows_q, batches, batch_stride(p.q_str, rows_q),
                                     Kernel::kSwizzleCols, Kernel::kBlockM, Kernel::kSwizzleBytes,
-                                    &q_packed))
+                                    &q_packed)) {
+      if (pack_gqa_mode() == PackGqaMode::Always)
+        return core::internal("sm90 forward: the driver refused the packed-GQA Q tensor map "
+                              "(FA_SM90_PACK_GQA=1)");
       pack_shift = 0;
+    }
   }
   const int tile_heads = pack_shift > 0 ? p.heads_kv : p.heads_q;
   // O through TMA: the batch form only (a varlen box could cover the next sequence's rows), only
