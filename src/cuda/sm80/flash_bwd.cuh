@@ -830,7 +830,7 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
     auto kernel = sm80::bwd::bwd_main_kernel<T, kMasked, kSoftcap>;
     if (T::kSmemBytes > 48 * 1024) {
       cudaError_t e = set_max_dynamic_smem(kernel, int(T::kSmemBytes), p.device_id);
-      if (e != cudaSuccess) return check_launch(name);
+      if (e != cudaSuccess) return cuda_call_failed(e, name);
     }
     dim3 grid(unsigned(n_blocks), unsigned(p.heads_kv), unsigned(p.batch));
     kernel<<<grid, T::kNThreads, T::kSmemBytes, stream>>>(p, ws);

@@ -348,7 +348,7 @@ core::Status run_sm80_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
   constexpr int kSmem = Traits::kSmemBytes;
   if (kSmem > 48 * 1024) {
     cudaError_t e = set_max_dynamic_smem(kernel, kSmem, p.device_id);
-    if (e != cudaSuccess) return check_launch("sm80 forward: shared-memory attribute");
+    if (e != cudaSuccess) return cuda_call_failed(e, "sm80 forward: cudaFuncSetAttribute(max dynamic shared memory)");
   }
   dim3 grid(unsigned(num_m_blocks), unsigned(p.heads_q), unsigned(p.batch));
   kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p, sm80::fwd_switches());
