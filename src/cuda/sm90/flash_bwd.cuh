@@ -130,6 +130,10 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
 //   dq_atomic  dQ added with red.global.add.v4 by the consumers instead of the TMA bulk reduce
 //   stages2    Q/dO ring of 2 stages instead of 3      stages1  no prefetch at all
 //   split_d    the 64-key split-D tile (both WGs share 64 keys, dK/dV/dQ split by head dim)
+// and, at bf16 d64 and d128 (masked, no softcap), the element-wise phase as it was before:
+//   mask_inline  one P^T loop with the per-element mask test predicated in every tile
+//   ds_copy      dS^T stored by the CuTe fragment copy (generic stores) instead of stmatrix
+//   prefetch_s   (opt-in, d64) the next step's S^T queued behind this step's dQ product
 template <typename E>
 using BwdAblDqAtomic = BwdConfig<E, 128, 0, false, false>;
 template <typename E>
@@ -138,6 +142,21 @@ template <typename E>
 using BwdAblStages1 = BwdConfig<E, 128, 1, true, false>;
 template <typename E>
 using BwdAblSplitD = BwdConfig<E, 128, 0, true, true>;
+template <typename E, int D>
+using BwdAblMaskInline = BwdConfig<E, D, 0, true, false, /*kMaskSplitReq=*/false, true>;
+template <typename E, int D>
+using BwdAblDsCopy = BwdConfig<E, D, 0, true, false, true, /*kDsStsmReq=*/false>;
+template <typename E, int D>
+using BwdAblPrefetchS = BwdConfig<E, D, 0, true, false, true, true, /*kPrefetchSReq=*/true>;
+#define FA_SM90_BWD_ABLATION_EXTERN_D(CFG, D)                                                       \
+  extern template core::Status launch_bwd<CFG<cutlass::bfloat16_t, D>, true, false>(const core::AttnParams&, \
+                                                                                    cudaStream_t, void*);
+FA_SM90_BWD_ABLATION_EXTERN_D(BwdAblMaskInline, 64)
+FA_SM90_BWD_ABLATION_EXTERN_D(BwdAblMaskInline, 128)
+FA_SM90_BWD_ABLATION_EXTERN_D(BwdAblDsCopy, 64)
+FA_SM90_BWD_ABLATION_EXTERN_D(BwdAblDsCopy, 128)
+FA_SM90_BWD_ABLATION_EXTERN_D(BwdAblPrefetchS, 64)
+#undef FA_SM90_BWD_ABLATION_EXTERN_D
 #define FA_SM90_BWD_ABLATION_EXTERN(CFG)                                                         \
   extern template core::Status launch_bwd<CFG<cutlass::bfloat16_t>, true, false>(const core::AttnParams&, \
                                                                                  cudaStream_t, void*);
@@ -157,6 +176,9 @@ inline int bwd_ablation() {
     if (s == "stages2") return 2;
     if (s == "stages1") return 3;
     if (s == "split_d") return 4;
+    if (s == "mask_inline") return 5;
+    if (s == "ds_copy") return 6;
+    if (s == "prefetch_s") return 7;
     return 0;
   }();
   return variant;
@@ -173,6 +195,18 @@ core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
       case 2: return launch_bwd<BwdAblStages2<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       case 3: return launch_bwd<BwdAblStages1<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       case 4: return launch_bwd<BwdAblSplitD<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      default: break;
+    }
+  }
+  if constexpr (std::is_same_v<Element, cutlass::bfloat16_t> && (kHeadDim == 64 || kHeadDim == 128) && kMasked &&
+                !kSoftcap) {
+    switch (bwd_ablation()) {
+      case 5: return launch_bwd<BwdAblMaskInline<Element, kHeadDim>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      case 6: return launch_bwd<BwdAblDsCopy<Element, kHeadDim>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      case 7:
+        if constexpr (kHeadDim == 64)
+          return launch_bwd<BwdAblPrefetchS<Element, kHeadDim>, kMasked, kSoftcap>(p, stream, ws_ptr);
+        break;
       default: break;
     }
   }

@@ -14,8 +14,11 @@
 //     dV  += P^T dO,  dK += dS^T Q           (WGMMA RS: P^T and dS^T stay in registers as the A
 //                                             operand; dO and Q are read through transposed
 //                                             (MN-major) views of the same smem tiles)
-//     dS^T -> smem, then dQ_blk = dS K       (WGMMA SS, dQ columns split between the WGs; the A
-//                                             operand is the transposed view of the dS^T tile)
+//     dS^T -> smem (stmatrix), then          (WGMMA SS, dQ columns split between the WGs; the A
+//     dQ_blk = dS K                           operand is the transposed view of the dS^T tile)
+//     (opt-in, kPrefetchS: the next step's S^T is queued behind dQ_blk before it is staged)
+//     Unmasked tiles run a P^T loop without mask tests (kMaskSplit): at d64 the element-wise
+//     work is as large as the GEMMs' issue cost, so its instruction count is the critical path.
 //     dQ_blk -> smem staging buffer (kDqTma), or straight to global with red.global.add.v4.f32.
 //     Why the TMA reduce: at d128 each step adds 32 KB of fp32 dQ per CTA; as REDs that is 8 x 16-byte
 //     atomics per consumer thread per step on the LSU path, issued by the warps that should be
@@ -74,8 +77,14 @@ using KMajorAtom = std::conditional_t<
 // kStagesReq: Q/dO ring depth (0: the default below). kDqTmaReq: dQ through smem and a TMA bulk
 // reduce-add (see the file comment) where smem allows it, else red.global.add.v4 from registers.
 // kSplitDReq: the split-D tile at head dims <= 128 too (an ablation of the tile shape).
-// The defaults are what the instances use; bwd_ablation_*.cu instantiate the others (bf16 d128).
-template <typename Element, int kHeadDim_, int kStagesReq = 0, bool kDqTmaReq = true, bool kSplitDReq = false>
+// kMaskSplitReq: tiles that need no mask take a copy of the P^T loop without per-element mask
+// predicates (see "P^T" in bwd_main). kDsStsmReq: dS^T goes to smem by stmatrix from a swizzled
+// address computed once (BwdConfig::kDsStsm). kPrefetchSReq (opt-in, off in the instances): the next
+// step's S^T = K Q^T is issued before this step's dQ is staged (BwdConfig::kPrefetchS).
+// The defaults are what the instances use; bwd_ablation_*.cu instantiate the others (bf16 d128,
+// and d64 for the two element-wise switches).
+template <typename Element, int kHeadDim_, int kStagesReq = 0, bool kDqTmaReq = true, bool kSplitDReq = false,
+          bool kMaskSplitReq = true, bool kDsStsmReq = true, bool kPrefetchSReq = false>
 struct BwdConfig {
   using T = Element;
   static constexpr int kHeadDim = kHeadDim_;
@@ -115,6 +124,31 @@ struct BwdConfig {
 #define FA_SM90_BWD_OVERLAP 1
 #endif
   static constexpr bool kOverlapSdP = FA_SM90_BWD_OVERLAP != 0;
+  // Why the mask split: with one loop, the mask test is predicated per element even in tiles that
+  // need none (3 compares, a predicate op and a select per score, issued whether or not they are
+  // predicated off): ~40% of the P^T loop's instructions at d64, on the consumers' critical path.
+  static constexpr bool kMaskSplit = kMaskSplitReq;
+  // Why stmatrix for dS^T: the CuTe copy of the accumulator fragment compiles to 16 generic 4-byte
+  // stores per thread, each behind ~5 instructions of 64-bit address and swizzle arithmetic.
+  // stmatrix.x4 stores four 8x8 bf16 matrices (8 registers' worth of a 64-key x 64-query WG tile
+  // row pair) per instruction, and with the 128-byte swizzle the four addresses of a thread differ
+  // from one base only by an XOR with a constant: 4 STSM + 4 LOP3 per step instead of ~100
+  // instructions. Only for the 64-query SW128 dS^T tile of the non-split-D form.
+  static constexpr bool kDsStsm = kDsStsmReq && !kSplitD && kBlockM == 64;
+  // S^T of the next step is issued right behind this step's dQ product, before its dQ is staged:
+  // the tensor pipe then never drains at the step boundary (dQ staging, the loop's bookkeeping and
+  // the next step's first wait used to run with nothing queued behind dQ). Costs the next S^T's
+  // accumulators (64 x kBlockM / 128 registers) across the dQ staging. Needs a second ring stage
+  // (the next step's Q is loaded while this step's stage is still held). Head dims <= 64 only:
+  // at d128 (dK + dV = 128 accumulator registers) ptxas spilled 4 bytes and serialised the wgmmas
+  // (C7515) with it; split-D (d192/d256) has even less room.
+  static constexpr bool kPrefetchS = kPrefetchSReq && kStages >= 2 && !kSplitD && kHeadDim <= 64;
+  // dK/dV epilogue addressed per key row (bwd_main's epilogue); -DFA_SM90_BWD_EPILOGUE_ROWS=0 at
+  // compile time restores the per-pair addressing (ablation).
+#ifndef FA_SM90_BWD_EPILOGUE_ROWS
+#define FA_SM90_BWD_EPILOGUE_ROWS 1
+#endif
+  static constexpr bool kEpilogueRows = FA_SM90_BWD_EPILOGUE_ROWS != 0;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "tile table covers head dims 64 ... 256");
   // Width the swizzle atoms of Q/dO must divide: their transposed views are the B operand of the
   // dV/dK products, whose N (head dim) is split across the WGs in the split-D form.
@@ -374,6 +408,35 @@ __device__ __forceinline__ void store_pair(T* dst, float a, float b) {
   *reinterpret_cast<uint32_t*>(dst) = pack.u;
 }
 
+// Four 8x8 16-bit matrices from a warp's registers to smem (the ldmatrix fragment layout: lane l
+// holds row l/4, elements 2(l%4), 2(l%4)+1 of each; lanes 8i..8i+7 give the row addresses of
+// matrix i).
+__device__ __forceinline__ void stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.x4.m8n8.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_addr), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+// kDsStsm: this lane's stmatrix row address in dS^T buffer 0 (bytes, shared window), for the column
+// pair j = 0 of the S^T accumulator (64 keys x 64 queries per WG, SW128 K-major: element (key R,
+// query C) of buffer b at b*kBlockN*64 + R*64 + ((C/8) ^ (R%8))*8 + C%8). Lane l addresses row
+// r = l%8 of matrix q = l/8, which holds rows 8(q%2).. of the warp's 16 and query columns
+// 8(j + q/2)..; the column pair j (even) then only XORs 16*j into the address, as the row part is a
+// multiple of 128 bytes and the swizzled chunk is (j + q/2) ^ r = j ^ (q/2 ^ r). Checked against
+// CuTe's dS^T tensor by scripts/check_sm90_bwd_layout.cu.
+__device__ __forceinline__ uint32_t ds_stsm_lane_base(const void* ds_smem, int tid) {
+  const int lane = tid % 32, q = lane / 8, r = lane % 8;
+  const int row = (tid / 32) * 16 + (q % 2) * 8 + r;  // key row: WG w's warps cover 64w..64w+63
+  return uint32_t(__cvta_generic_to_shared(ds_smem)) + uint32_t(row * 128 + (((q / 2) ^ r) * 16));
+}
+
+// a if kFirst, else b (both lvalues; picks a tensor at compile time without a copy).
+template <bool kFirst, class A, class B>
+__device__ __forceinline__ auto& select_ref(A& a, B& b) {
+  if constexpr (kFirst) return a;
+  else return b;
+}
+
 // Named barriers (0 is __syncthreads). DqFull/DqEmpty: the consumers and the dQ warp hand the dQ
 // staging buffer back and forth (the two WGs are in step anyway: DsWritten).
 enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4 };
@@ -596,20 +659,43 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // Split-D only: P^T in smem (the SS operands of dV/dK are partitioned where used).
   Tensor sPt = make_tensor(make_smem_ptr(ss.pt.data()), typename Cfg::SmemLayoutdSt{});
 
+  // kDsStsm: the lane's dS^T stmatrix address (buffer 0, column pair 0); unused otherwise.
+  const uint32_t ds_base = Cfg::kDsStsm ? ds_stsm_lane_base(ss.ds.data(), tid) : 0u;
+
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
 
   const CtaBand cta_band(mask, n0);
   int stage = 0, phase = 0, buf = 0;
+  // With kPrefetchS the S^T accumulators live across steps (issued at the end of the previous
+  // step). Not with softcap: its P^T/dS^T loop keeps tanh's derivative per score, and ptxas then
+  // serialised the wgmmas (C7511, d64).
+  constexpr bool kPrefetchS = Cfg::kPrefetchS && !kSoftcap;
+  Tensor tSrS_carried = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+  if constexpr (kPrefetchS) {
+    if (n_steps > 0) {
+      cutlass::arch::ClusterBarrier::wait(&ss.bar_q[0], 0);
+      wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, 0), tSrS_carried);
+      warpgroup_wait<0>();
+    }
+  }
+  int steps_left = n_steps;
   for (int h = hk * group; h < (hk + 1) * group; ++h) {
   for (int m = m_first; m < m_last; ++m) {
     const int i0 = m * kBlockM;
     const BlockBand band = cta_band.block(i0);
     const bool need_mask = !band.template whole_tile_visible<kBlockM, kBlockN>();
+    --steps_left;
 
-    Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+    // Without kPrefetchS the accumulators are a fresh tensor per step: the wgmma's accumulator
+    // operands are read-write, so a tensor declared outside the loop would keep the previous
+    // step's 32 values live across the back edge (at d128 that alone spilled).
+    Tensor tSrS_step = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+    auto& tSrS = select_ref<kPrefetchS>(tSrS_carried, tSrS_step);
     Tensor tdPrdP = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
-    cutlass::arch::ClusterBarrier::wait(&ss.bar_q[stage], phase);
-    wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, stage), tSrS);
+    if constexpr (!kPrefetchS) {
+      cutlass::arch::ClusterBarrier::wait(&ss.bar_q[stage], phase);
+      wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, stage), tSrS);
+    }
     cutlass::arch::ClusterBarrier::wait(&ss.bar_do[stage], phase);
     wgmma_batch<true>(mma_sdp, tdPrV, tdPrdO(_, _, _, stage), tdPrdP);
     // Overlap: P is computed (and dV issued) while the dP^T product is still running. Softcap
@@ -621,25 +707,43 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // P^T (and without overlap dS^T), element-wise; masked entries get P = 0 (hence dS = 0).
     const float* lse = ss.lse[stage];
     const float* dpsum = ss.dpsum[stage];
-    CUTE_UNROLL
-    for (int i = 0; i < size(tSrS); ++i) {
-      const int kj = get<0>(tScS(i)), qi = get<1>(tScS(i));
-      float x, grad = 1.f;
-      if constexpr (kSoftcap) {
-        // tanh(u) = 1 - 2 / (2^(2u log2 e) + 1): absolute error ~1e-7, far cheaper than tanhf;
-        // |u| <= 15 keeps 2^(...) finite (tanh(15) is 1 in fp32).
-        const float u = fminf(fmaxf(tSrS(i) * prm.cap_inv, -15.f), 15.f);
-        const float t = 1.f - 2.f / (exp2f(u * (2.f * core::kLog2e)) + 1.f);
-        x = t * prm.cap_log2;
-        grad = 1.f - t * t;  // d(softcap*tanh(u))/du; the softmax scale is applied at the end
-      } else {
-        x = tSrS(i) * prm.scale_log2;
+    // kMaskTile: this tile needs the per-element mask. With kMaskSplit the loop exists twice and
+    // the branch is uniform per step; without it, one loop tests need_mask per element.
+    auto scores_to_p = [&](auto mask_tile) {
+      constexpr bool kMaskTile = decltype(mask_tile)::value;
+      CUTE_UNROLL
+      for (int i = 0; i < size(tSrS); ++i) {
+        const int kj = get<0>(tScS(i)), qi = get<1>(tScS(i));
+        float x, grad = 1.f;
+        if constexpr (kSoftcap) {
+          // tanh(u) = 1 - 2 / (2^(2u log2 e) + 1): absolute error ~1e-7, far cheaper than tanhf;
+          // |u| <= 15 keeps 2^(...) finite (tanh(15) is 1 in fp32).
+          const float u = fminf(fmaxf(tSrS(i) * prm.cap_inv, -15.f), 15.f);
+          const float t = 1.f - 2.f / (exp2f(u * (2.f * core::kLog2e)) + 1.f);
+          x = t * prm.cap_log2;
+          grad = 1.f - t * t;  // d(softcap*tanh(u))/du; the softmax scale is applied at the end
+        } else {
+          x = tSrS(i) * prm.scale_log2;
+        }
+        float pr;
+        if constexpr (Cfg::kMaskSplit && !kSoftcap) {
+          // One FFMA instead of FMUL + FADD (the mask select no longer sits between them).
+          pr = exp2f(fmaf(tSrS(i), prm.scale_log2, -lse[qi]));
+          if (kMaskTile && !band.allowed(qi, kj)) pr = 0.f;
+        } else if constexpr (Cfg::kMaskSplit) {
+          pr = (kMaskTile && !band.allowed(qi, kj)) ? 0.f : exp2f(x - lse[qi]);
+        } else {
+          if (need_mask && !band.allowed(qi, kj)) x = -INFINITY;
+          pr = exp2f(x - lse[qi]);
+        }
+        tSrS(i) = pr;
+        if constexpr (!kOverlap) tdPrdP(i) = pr * (tdPrdP(i) - dpsum[qi]) * grad;
       }
-      if (need_mask && !band.allowed(qi, kj)) x = -INFINITY;
-      const float pr = exp2f(x - lse[qi]);
-      tSrS(i) = pr;
-      if constexpr (!kOverlap) tdPrdP(i) = pr * (tdPrdP(i) - dpsum[qi]) * grad;
-    }
+    };
+    if (!Cfg::kMaskSplit || need_mask)
+      scores_to_p(std::true_type{});
+    else
+      scores_to_p(std::false_type{});
     Tensor rP = make_tensor<T>(tSrS.layout());
     CUTE_UNROLL
     for (int i = 0; i < size(tSrS); ++i) rP(i) = T(tSrS(i));
@@ -672,7 +776,18 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
     // dS^T to smem for dQ (both WGs read both halves). The fence makes the generic-proxy stores
     // visible to the async proxy (wgmma reads smem through it).
-    copy(copy_ds, thr_copy_ds.retile_S(rdS), tdSsdS(_, _, _, buf));
+    if constexpr (Cfg::kDsStsm) {
+      // rdS as 16 packed pairs: register 2j + h holds rows 8h + lane/4, query columns
+      // 8j + 2(lane%4) + {0, 1} (the wgmma accumulator layout), i.e. matrix (h, j) of stmatrix.
+      static_assert(decltype(size(rdS))::value == 32, "64 x 64 S^T tile per WG");
+      Tensor rdS32 = recast<uint32_t>(rdS);
+      const uint32_t base = ds_base + uint32_t(buf) * uint32_t(kBlockN * kBlockM * sizeof(T));
+      CUTE_UNROLL
+      for (int j = 0; j < 8; j += 2)
+        stmatrix_x4(base ^ uint32_t(16 * j), rdS32(2 * j), rdS32(2 * j + 1), rdS32(2 * j + 2), rdS32(2 * j + 3));
+    } else {
+      copy(copy_ds, thr_copy_ds.retile_S(rdS), tdSsdS(_, _, _, buf));
+    }
     cutlass::arch::fence_view_async_shared();
     consumer_sync(int(BarrierId::DsWritten), kConsumerThreads);
     if constexpr (Cfg::kSplitD) {
@@ -686,7 +801,22 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     Tensor tdQrdQ = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
     static_assert(decltype(size(tdQrdQ))::value == Cfg::kDqFragValues);
     wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
-    warpgroup_wait<0>();
+    if constexpr (kPrefetchS) {
+      // Wait for dV/dK first (their register operands P^T, dS^T are then free), so that only
+      // dQ's and the next S^T's accumulators are in flight, then queue the next S^T behind dQ.
+      // It is retired at the end of this iteration (after the dQ staging), not in the next one:
+      // ptxas does not follow wgmma groups across the loop's back edge and serialised every
+      // wgmma (C7514/C7515) when the group was in flight there. Issued after the last step too
+      // (reading a stage whose loads have all completed; the result is dropped), so that every
+      // path has the same groups in flight.
+      warpgroup_wait<1>();
+      const int next = stage + 1 == kStages ? 0 : stage + 1;
+      if (steps_left > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_q[next], next == 0 ? phase ^ 1 : phase);
+      wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, next), tSrS);
+      warpgroup_wait<1>();  // dQ done; the next S^T may still run
+    } else {
+      warpgroup_wait<0>();
+    }
     // Every wgmma reading this stage's Q/dO has retired: hand the stage back to the producer.
     cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
 
@@ -732,6 +862,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       }
     }
 
+    if constexpr (kPrefetchS) warpgroup_wait<0>();  // the next step's S^T (see above)
     buf ^= 1;
     if (++stage == kStages) {
       stage = 0;
@@ -745,14 +876,37 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   T* dk = static_cast<T*>(p.dk);
   T* dv = static_cast<T*>(p.dv);
   const int64_t n0_epi = int64_t(key_block_index<kMasked>(p)) * kBlockN;  // = n0, recomputed
-  CUTE_UNROLL
-  for (int i = 0; i < size(tdKrdK); i += 2) {
-    const int kj = get<0>(tdKVc(i)), c = get<1>(tdKVc(i));
-    const int64_t key = n0_epi + kj;
-    if (key < seq.k_len) {
-      store_pair(dk + p.dk_str.offset(b, seq.k_start + key, hk) + c, tdKrdK(i) * p.scale,
-                 tdKrdK(i + 1) * p.scale);
-      store_pair(dv + p.dv_str.offset(b, seq.k_start + key, hk) + c, tdVrdV(i), tdVrdV(i + 1));
+  if constexpr (Cfg::kEpilogueRows) {
+    // The thread's values sit in two key rows (kj0, kj0 + 8) at columns c0 + 8j + {0, 1}: value
+    // i = e + 2h + 4j of the one-atom wgmma accumulator (checked against the MMA partition by
+    // scripts/check_sm90_bwd_layout.cu). One row address per row instead of a 64-bit offset
+    // computation per stored pair (~25 instructions each, ~4% of a d64 N1k CTA's instructions).
+    static_assert(decltype(size<1>(tdKrdK))::value == 1 && decltype(size<2>(tdKrdK))::value == 1,
+                  "one wgmma atom per thread and accumulator");
+    const int kj0 = get<0>(tdKVc(0)), c0 = get<1>(tdKVc(0));
+    CUTE_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const int64_t key = n0_epi + kj0 + 8 * h;
+      if (key < seq.k_len) {
+        T* dk_row = dk + p.dk_str.offset(b, seq.k_start + key, hk) + c0;
+        T* dv_row = dv + p.dv_str.offset(b, seq.k_start + key, hk) + c0;
+        CUTE_UNROLL
+        for (int i = 2 * h; i < size(tdKrdK); i += 4) {
+          store_pair(dk_row + 8 * (i / 4), tdKrdK(i) * p.scale, tdKrdK(i + 1) * p.scale);
+          store_pair(dv_row + 8 * (i / 4), tdVrdV(i), tdVrdV(i + 1));
+        }
+      }
+    }
+  } else {
+    CUTE_UNROLL
+    for (int i = 0; i < size(tdKrdK); i += 2) {
+      const int kj = get<0>(tdKVc(i)), c = get<1>(tdKVc(i));
+      const int64_t key = n0_epi + kj;
+      if (key < seq.k_len) {
+        store_pair(dk + p.dk_str.offset(b, seq.k_start + key, hk) + c, tdKrdK(i) * p.scale,
+                   tdKrdK(i + 1) * p.scale);
+        store_pair(dv + p.dv_str.offset(b, seq.k_start + key, hk) + c, tdVrdV(i), tdVrdV(i + 1));
+      }
     }
   }
 }

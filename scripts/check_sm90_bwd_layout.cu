@@ -1,0 +1,75 @@
+// Host-side check of the register/smem layout assumptions that the sm90 backward's hand-written
+// paths make (src/cuda/sm90/flash_bwd_kernel.cuh), against CuTe's own partitions. No GPU needed:
+//   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src \
+//        -isystem .deps/cutlass/include -x cu scripts/check_sm90_bwd_layout.cu -o /tmp/layout_check
+//   /tmp/layout_check      (exit status 0 and "ok" per head dim)
+// 1. kDsStsm: a thread's packed dS^T register k (elements 2k, 2k+1 of the S^T accumulator), stored
+//    by stmatrix.x4 at ds_stsm_lane_base ^ 16*j as bwd_main does, lands where CuTe's swizzled
+//    dS^T smem tensor (the one the dQ wgmma reads) puts that (key, query) element, in both buffers.
+// 2. kEpilogueRows: accumulator value i = e + 2h + 4j of dK/dV is (key kj0 + 8h, column c0 + 8j + e).
+#include <cstdio>
+#include <cstdlib>
+
+#include "cuda/sm90/flash_bwd_kernel.cuh"
+
+using namespace cute;
+using namespace fa::cuda::sm90_bwd;
+
+template <int D>
+int check() {
+  using Cfg = BwdConfig<cutlass::bfloat16_t, D>;
+  using T = cutlass::bfloat16_t;
+  int bad = 0;
+  // 1. dS^T stores (the split-D form keeps the CuTe copy)
+  if constexpr (Cfg::kDsStsm) {
+  T* mem = static_cast<T*>(std::aligned_alloc(1024, 2 * cosize_v<typename Cfg::SmemLayoutdSt> * sizeof(T)));
+  Tensor sdSt = make_tensor(make_smem_ptr(mem), typename Cfg::SmemLayoutdSt{});
+  typename Cfg::MmaSdP mma_sdp;
+  for (int tid = 0; tid < Cfg::kConsumerThreads; ++tid) {
+    Tensor c = mma_sdp.get_thread_slice(tid).partition_C(
+        make_identity_tensor(Shape<Int<Cfg::kBlockN>, Int<Cfg::kBlockM>>{}));
+    if (size(c) != 32) return printf("d%d: S^T fragment has %d values, expected 32\n", D, int(size(c))), 1;
+    const int lane = tid % 32;
+    for (int buf = 0; buf < 2; ++buf)
+      for (int i = 0; i < 32; ++i) {
+        const int kj = get<0>(c(i)), qi = get<1>(c(i));
+        const int k = i / 2, e = i % 2;             // packed register, element in it
+        const int j = (k / 4) * 2, q = k % 4;       // stmatrix instruction (column pair), matrix
+        const int src_lane = 8 * q + lane / 4;      // the lane giving the address of our row
+        const uint32_t lane_base = uint32_t(
+            ((tid / 32) * 16 + ((src_lane / 8) % 2) * 8 + src_lane % 8) * 128 +
+            ((((src_lane / 8) / 2) ^ (src_lane % 8)) * 16));  // ds_stsm_lane_base without the smem base
+        const uint32_t base = lane_base + uint32_t(buf * Cfg::kBlockN * Cfg::kBlockM * sizeof(T));
+        const uint32_t addr = (base ^ uint32_t(16 * j)) + uint32_t(2 * (2 * (lane % 4) + e));
+        const uint32_t want = uint32_t(reinterpret_cast<char*>(&sdSt(kj, qi, buf)) - reinterpret_cast<char*>(mem));
+        if (addr != want && bad++ < 5)
+          printf("d%d dS^T: tid %d value %d (key %d, query %d, buffer %d) at %u, CuTe %u\n", D, tid, i, kj, qi,
+                 buf, addr, want);
+      }
+    Tensor acc = partition_fragment_C(mma_sdp, Shape<Int<Cfg::kBlockN>, Int<Cfg::kBlockM>>{});
+    Tensor r = make_tensor<T>(acc.layout());
+    Tensor r32 = recast<uint32_t>(r);
+    for (int k = 0; k < 16; ++k)
+      if (reinterpret_cast<const char*>(&r32(k)) != reinterpret_cast<const char*>(&r(2 * k)) && bad++ < 5)
+        printf("d%d: packed register %d is not elements %d, %d\n", D, k, 2 * k, 2 * k + 1);
+  }
+  std::free(mem);
+  }
+  // 2. dK/dV epilogue
+  typename Cfg::MmadKV mma_dkv;
+  for (int tid = 0; tid < Cfg::kConsumerThreads; ++tid) {
+    Tensor c = mma_dkv.get_thread_slice(tid).partition_C(
+        make_identity_tensor(Shape<Int<Cfg::kBlockN>, Int<Cfg::kHeadDim>>{}));
+    const int kj0 = get<0>(c(0)), c0 = get<1>(c(0));
+    for (int i = 0; i < size(c); ++i) {
+      const int want_k = kj0 + 8 * ((i / 2) % 2), want_c = c0 + 8 * (i / 4) + i % 2;
+      if ((get<0>(c(i)) != want_k || get<1>(c(i)) != want_c) && bad++ < 10)
+        printf("d%d dK/dV: tid %d value %d is (%d, %d), assumed (%d, %d)\n", D, tid, i, int(get<0>(c(i))),
+               int(get<1>(c(i))), want_k, want_c);
+    }
+  }
+  printf("d%d: %s\n", D, bad ? "MISMATCH" : "ok");
+  return bad;
+}
+
+int main() { return (check<64>() + check<96>() + check<128>() + check<192>() + check<256>()) ? 1 : 0; }
