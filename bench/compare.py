@@ -66,7 +66,7 @@ ABLATIONS_BWD = [
     ("fa3 bwd split-D 64-key tile", "fa3", {"FA_SM90_BWD_ABLATE": "split_d"}),
     ("fa3 bwd mask test in every tile", "fa3", {"FA_SM90_BWD_ABLATE": "mask_inline"}),
     ("fa3 bwd dS^T by generic stores", "fa3", {"FA_SM90_BWD_ABLATE": "ds_copy"}),
-    ("fa3 bwd no next-S^T prefetch", "fa3", {"FA_SM90_BWD_ABLATE": "no_prefetch_s"}),
+    ("fa3 bwd next-S^T prefetch (opt-in, d64)", "fa3", {"FA_SM90_BWD_ABLATE": "prefetch_s"}),
     ("fa3 bwd deterministic", "fa3", {"FA_BENCH_DETERMINISTIC": "1"}),
     ("fa3 bwd deterministic, atomics", "fa3", {"FA_BENCH_DETERMINISTIC": "1", "FA_SM90_BWD_ABLATE": "dq_atomic"}),
     ("fa3 bwd scalar pre/post passes", "fa3", {"FA_SM90_BWD_PREPOST": "scalar"}),
@@ -687,7 +687,7 @@ def main():
                     help="regex: run only the ablation entries whose label matches (keep the defaults for ratios)")
     ap.add_argument("--ablation-d", type=int, default=128,
                     help="head dim of --ablation (H = 2048/d); the sm90 backward's mask_inline and ds_copy "
-                         "variants exist at 64 and 128, no_prefetch_s at 64, the others at 128 only")
+                         "variants exist at 64 and 128, prefetch_s at 64, the others at 128 only")
     ap.add_argument("--ablation-n", type=int, default=8192,
                     help="sequence length of --ablation (B = 16384/N, H 16); e.g. 1024 for the persistent scheduler")
     ap.add_argument("--deterministic", default="0", choices=["0", "1", "both"],

@@ -110,7 +110,8 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;
     const int smem = int(sizeof(typename Cfg::SharedStorage));
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
-    if (e != cudaSuccess) return {FA_ERROR_CUDA, std::string("sm90 backward: ") + cudaGetErrorString(e)};
+    if (e != cudaSuccess)
+      return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
     kernel<<<dim3(n_blocks, p.heads_kv, p.batch), Cfg::kThreads, smem, stream>>>(prm);
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
   }
