@@ -6,8 +6,10 @@
 #     BENCHES='base|build||--algos fa3 --hdims 128;wide|build-wide||--algos fa3 --hdims 128' \
 #         bash scripts/gpu/ab.sh "$OUT"
 # VARIANTS: "name|instance regex|cmake flags" separated by ';' -> build-<name>/libflashattn.so
-# (library only), built while the default build (scripts/gpu/check.sh STAGES=build,test with
+# (library only, no ablation variants), built while the default build (scripts/gpu/check.sh STAGES=build,test with
 # INSTANCE_FILTER / TEST_FILTER) builds and tests.
+# TESTS2: "env assignments|gtest filter" separated by ';': more test runs of the default build
+# (e.g. a runtime switch forced), summarised after the main tests.
 # BENCHES: "label|build dir|env assignments|bench/compare.py args" separated by ';', run one after
 # the other once everything is built; each one's markdown table is printed and collected in
 # $OUT/bench.md (peers are re-timed in each, so every ratio is same-run).
@@ -17,6 +19,7 @@ OUT=${1:-${OUT:-/tmp/fa_ab_out}}
 mkdir -p "$OUT"
 VARIANTS=${VARIANTS:-}
 BENCHES=${BENCHES:-}
+TESTS2=${TESTS2:-}
 JOBS=${JOBS:-16}
 ROOT=$PWD
 if [[ -f snap.tar ]]; then
@@ -36,7 +39,7 @@ for v in "${variants[@]}"; do
   [[ -n "$flags" ]] && fl=("$flags")
   (
     cmake -S . -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
-      -DFA_BUILD_TESTS=OFF -DFA_INSTANCE_FILTER="$filter" "${fl[@]}" >"/tmp/ab_build_$name.log" 2>&1 &&
+      -DFA_BUILD_TESTS=OFF -DFA_BUILD_ABLATIONS=OFF -DFA_INSTANCE_FILTER="$filter" "${fl[@]}" >"/tmp/ab_build_$name.log" 2>&1 &&
       cmake --build "build-$name" -j"$vjobs" --target flashattn >>"/tmp/ab_build_$name.log" 2>&1
     echo "variant $name: build rc=$? at $((SECONDS - start)) s"
     python3 scripts/gpu/ptxas_table.py "/tmp/ab_build_$name.log" 2>/dev/null | grep -E "SPILL|kernel entries"
@@ -48,6 +51,16 @@ wait
 echo "builds + tests done at $((SECONDS - start)) s"
 sed -n '/=== summary/,$p' "$OUT/check.txt"
 grep -E -A8 "^\[  FAILED  \]" "$OUT/tests.log" 2>/dev/null | head -40
+IFS=';' read -ra tests2 <<<"$TESTS2"
+for t in "${tests2[@]}"; do
+  IFS='|' read -r envs filter <<<"$t"
+  echo "### tests with ${envs:-no env}: $filter"
+  # shellcheck disable=SC2086
+  env $envs timeout "${TESTS2_TIMEOUT_S:-120}" build/tests/fa_tests_cuda --gtest_filter="$filter" --gtest_brief=1 \
+    >"/tmp/ab_tests2.log" 2>&1
+  echo "rc=$?"
+  grep -E "^\[  FAILED  \]|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]|tests? ran" /tmp/ab_tests2.log | head -12
+done
 : >"$OUT/bench.md"
 IFS=';' read -ra benches <<<"$BENCHES"
 for b in "${benches[@]}"; do

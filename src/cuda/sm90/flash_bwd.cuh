@@ -149,6 +149,7 @@ template <typename E, int D>
 using BwdAblDsCopy = BwdConfig<E, D, 0, true, false, true, /*kDsStsmReq=*/false>;
 template <typename E, int D>
 using BwdAblPrefetchS = BwdConfig<E, D, 0, true, false, true, true, /*kPrefetchSReq=*/true>;
+#if !defined(FA_NO_ABLATIONS)  // -DFA_BUILD_ABLATIONS=OFF: no variants, FA_SM90_BWD_ABLATE ignored
 #define FA_SM90_BWD_ABLATION_EXTERN_D(CFG, D)                                                       \
   extern template core::Status launch_bwd<CFG<cutlass::bfloat16_t, D>, true, false>(const core::AttnParams&, \
                                                                                     cudaStream_t, void*);
@@ -166,6 +167,7 @@ FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages2)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages1)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblSplitD)
 #undef FA_SM90_BWD_ABLATION_EXTERN
+#endif
 
 // FA_SM90_BWD_ABLATE, read once per process (each ablation runs in its own process).
 inline int bwd_ablation() {
@@ -190,6 +192,7 @@ inline int bwd_ablation() {
 template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
 core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
   using namespace sm90_bwd;
+#if !defined(FA_NO_ABLATIONS)
   if constexpr (std::is_same_v<Element, cutlass::bfloat16_t> && kHeadDim == 128 && kMasked && !kSoftcap) {
     switch (bwd_ablation()) {
       case 1: return launch_bwd<BwdAblDqAtomic<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
@@ -211,6 +214,7 @@ core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
       default: break;
     }
   }
+#endif
   return launch_bwd<BwdConfig<Element, kHeadDim>, kMasked, kSoftcap>(p, stream, ws_ptr);
 }
 

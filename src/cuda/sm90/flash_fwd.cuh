@@ -1014,6 +1014,10 @@ core::Status launch_fwd_variant(const core::AttnParams& p, cudaStream_t stream) 
   return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, kFeatures>, Element>(p, stream);
 }
 // (name for FA_SM90_FWD_ABLATE, features). Each runs as bf16 d128, unmasked and masked+softcap.
+// A build with -DFA_BUILD_ABLATIONS=OFF (FA_NO_ABLATIONS) has none: the switch is then ignored.
+#if defined(FA_NO_ABLATIONS)
+#define FA_SM90_FWD_ABLATIONS(X)
+#else
 #define FA_SM90_FWD_ABLATIONS(X)                                                           \
   X(no_pingpong, fwd_feature::kAll & ~fwd_feature::kPingPong)                              \
   X(no_overlap, fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap)                         \
@@ -1022,6 +1026,7 @@ core::Status launch_fwd_variant(const core::AttnParams& p, cudaStream_t stream) 
   X(no_tma_store, fwd_feature::kAll & ~fwd_feature::kTmaStore)                             \
   X(no_tma_load, fwd_feature::kAll & ~fwd_feature::kTmaLoad)                               \
   X(no_ws, fwd_feature::kAll & ~fwd_feature::kWarpSpecialised)
+#endif
 #define FA_SM90_FWD_EXTERN(NAME, F)                                                                   \
   extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 128, false, false, (F)>(      \
       const core::AttnParams&, cudaStream_t);                                                         \
