@@ -14,11 +14,15 @@
 // for fp32 inputs K is read in place (V too when one head's rows are contiguous); other dtypes
 // and strided V are converted/packed tile by tile.
 //
-// Memory: per-worker tiles only (Q^T, K, V, S, O: a few hundred KB at d = 256), so O(N) overall.
+// Memory: per-worker tiles only (Q^T, K, V, S, O: a few hundred KB at d = 256), so O(N) overall,
+// kept by the calling thread between calls (up to 4 MB) so that a small call allocates nothing.
 // Tasks are independent and each is computed in a fixed order, so the result does not depend on
 // the thread count (bit-identical; tested).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -41,15 +45,68 @@ struct FwdTask {
   int64_t i0;  // first query row of the block, relative to the sequence
 };
 
+// One worker's tiles, carved from a buffer that outlives the call (ScratchBuffer below). Nothing
+// here is zeroed: every element forward_block reads it has written first in the same task (the
+// loaders zero-fill the padding themselves, O is cleared for the rows it accumulates, m and l are
+// reset per task).
 struct FwdScratch {
-  std::vector<float> qt, k, v, st, o, row, m, l, factor;
-  FwdScratch(int d, int dp)
-      : qt(size_t(d) * kBlockM), k(size_t(kBlockN) * dp), v(size_t(kBlockN) * dp),
-        st(size_t(kBlockN) * kBlockM), o(size_t(kBlockM) * dp), row(size_t(dp)), m(kBlockM),
-        l(kBlockM), factor(kBlockM) {}
+  float *qt, *k, *v, *st, *o, *row, *m, *l, *factor;
 };
 
-void forward_block(const core::AttnParams& p, const FwdTask& t, FwdScratch& w) {
+constexpr size_t kLineFloats = 64 / sizeof(float);
+
+// Floats of one worker's tiles, padded to whole 64-byte lines so that workers never share one.
+size_t scratch_floats(int d, int dp) {
+  const size_t n = size_t(d) * kBlockM + 2 * size_t(kBlockN) * dp + size_t(kBlockN) * kBlockM +
+                   size_t(kBlockM) * dp + size_t(dp) + 3 * size_t(kBlockM);
+  return (n + kLineFloats - 1) / kLineFloats * kLineFloats;
+}
+
+FwdScratch carve_scratch(float* base, int d, int dp) {
+  FwdScratch w;
+  w.qt = base;
+  w.k = w.qt + size_t(d) * kBlockM;
+  w.v = w.k + size_t(kBlockN) * dp;
+  w.st = w.v + size_t(kBlockN) * dp;
+  w.o = w.st + size_t(kBlockN) * kBlockM;
+  w.row = w.o + size_t(kBlockM) * dp;
+  w.m = w.row + dp;
+  w.l = w.m + kBlockM;
+  w.factor = w.l + kBlockM;
+  return w;
+}
+
+// The calling thread's scratch for all workers of one call, reused by its next calls. Allocating
+// and zeroing it per call (a few hundred KB: malloc, memset and fresh pages) cost more than the
+// whole computation of a decode-sized call. It only grows; after a call that needed more than
+// kKeepBytes it is released, since such a call computes long enough that allocating is noise and
+// a thread should not keep many MB for one past call. Workers only use it during the call, so one
+// buffer per calling thread is enough (forward() is never re-entered on a thread).
+constexpr size_t kKeepBytes = size_t(4) << 20;
+struct ScratchBuffer {
+  std::unique_ptr<float[]> mem;  // default-initialised: no zeroing
+  size_t floats = 0;             // usable floats after aligning
+  float* get(size_t n) {
+    if (n > floats) {
+      mem.reset();
+      mem.reset(new float[n + kLineFloats]);
+      floats = n;
+      // NaN, not zero: a read of a tile element that the task did not write first then shows up
+      // in every test's first call instead of passing silently (once per growth, not per call).
+      std::fill_n(mem.get(), n + kLineFloats, std::numeric_limits<float>::quiet_NaN());
+    }
+    const uintptr_t a = reinterpret_cast<uintptr_t>(mem.get());
+    return mem.get() + ((64 - a % 64) % 64) / sizeof(float);
+  }
+  void trim() {
+    if (floats * sizeof(float) > kKeepBytes) {
+      mem.reset();
+      floats = 0;
+    }
+  }
+};
+
+void forward_block(const core::AttnParams& p, const FwdTask& t, const FwdScratch& w) {
   const int d = p.head_dim;
   const int dp = round_up(d, kVecWidth);
   const core::SeqInfo seq = core::seq_info(p, t.b);
@@ -69,10 +126,10 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, FwdScratch& w) {
   const HeadView kv{static_cast<const char*>(p.k), p.dtype, p.k_str, t.b, hk};
   const HeadView vv{static_cast<const char*>(p.v), p.dtype, p.v_str, t.b, hk};
 
-  load_rows_transposed(qv, seq.q_start + t.i0, mi, mip, d, w.qt.data(), kBlockM, w.row.data());
-  std::fill(w.o.begin(), w.o.begin() + int64_t(mi) * dp, 0.f);
-  std::fill(w.m.begin(), w.m.end(), -INFINITY);
-  std::fill(w.l.begin(), w.l.end(), 0.f);
+  load_rows_transposed(qv, seq.q_start + t.i0, mi, mip, d, w.qt, kBlockM, w.row);
+  std::fill(w.o, w.o + int64_t(mi) * dp, 0.f);
+  std::fill(w.m, w.m + kBlockM, -INFINITY);
+  std::fill(w.l, w.l + kBlockM, 0.f);
   // With softcap the scores are transformed explicitly; the softmax step then scales by 1.
   const float softmax_scale = p.softcap > 0.f ? 1.f : p.scale;
 
@@ -80,52 +137,52 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, FwdScratch& w) {
   mask.key_range(t.i0, t.i0 + mi, &first, &last);
   for (int64_t j0 = first; j0 < last; j0 += kBlockN) {
     const int nk = int(std::min<int64_t>(kBlockN, last - j0));
-    const float* kp = w.k.data();
+    const float* kp = w.k;
     int64_t ldk = dp;
     if (k_in_place) {
       kp = static_cast<const float*>(kv.row(seq.k_start + j0));
       ldk = p.k_str.row;
     } else {
-      load_rows(kv, seq.k_start + j0, nk, d, w.k.data(), dp);
+      load_rows(kv, seq.k_start + j0, nk, d, w.k, dp);
     }
-    const float* vp = w.v.data();
+    const float* vp = w.v;
     int64_t ldv = dp;
     if (v_in_place) {
       vp = static_cast<const float*>(vv.row(seq.k_start + j0));
       ldv = p.v_str.row;
     } else {
-      load_rows(vv, seq.k_start + j0, nk, d, w.v.data(), dp);
+      load_rows(vv, seq.k_start + j0, nk, d, w.v, dp);
     }
 
-    gemm_tile(nk, mip, d, kp, ldk, w.qt.data(), kBlockM, w.st.data(), kBlockM, false);
+    gemm_tile(nk, mip, d, kp, ldk, w.qt, kBlockM, w.st, kBlockM, false);
 
     if (p.softcap > 0.f) {
-      for (int j = 0; j < nk; ++j) softcap_span(w.st.data() + size_t(j) * kBlockM, mip, p.scale, p.softcap);
+      for (int j = 0; j < nk; ++j)
+        softcap_span(w.st + size_t(j) * kBlockM, mip, p.scale, p.softcap);
     }
     if (!mask.block_unmasked(t.i0, t.i0 + mi, j0, j0 + nk)) {
       // Partial block: key j is seen by one interval of the block's queries.
       for (int j = 0; j < nk; ++j) {
         int64_t lo = 0, hi = 0;
         visible_queries(mask, j0 + j, t.i0, mi, &lo, &hi);
-        float* srow = w.st.data() + size_t(j) * kBlockM;
+        float* srow = w.st + size_t(j) * kBlockM;
         std::fill(srow, srow + lo, -INFINITY);
         std::fill(srow + hi, srow + mi, -INFINITY);
       }
     }
-    softmax_update_cols(w.st.data(), kBlockM, nk, mip, softmax_scale, w.m.data(), w.l.data(),
-                        w.factor.data());
+    softmax_update_cols(w.st, kBlockM, nk, mip, softmax_scale, w.m, w.l, w.factor);
     for (int r = 0; r < mi; ++r)
-      if (w.factor[r] != 1.f) scale_row(w.o.data() + int64_t(r) * dp, dp, w.factor[r]);
+      if (w.factor[r] != 1.f) scale_row(w.o + int64_t(r) * dp, dp, w.factor[r]);
     // O += P V with P read from P^T (nk x kBlockM) transposed, over the nk real keys only.
-    gemm_tile_at(mi, dp, nk, w.st.data(), kBlockM, vp, ldv, w.o.data(), dp, true);
+    gemm_tile_at(mi, dp, nk, w.st, kBlockM, vp, ldv, w.o, dp, true);
   }
 
   for (int r = 0; r < mi; ++r) {
     const core::RowState st{w.m[r], w.l[r]};
-    scale_row(w.o.data() + int64_t(r) * dp, d, st.inv_sum());
+    scale_row(w.o + int64_t(r) * dp, d, st.inv_sum());
   }
-  store_rows(w.o.data(), dp, mi, d, static_cast<char*>(p.o), p.dtype, p.o_str, t.b,
-             seq.q_start + t.i0, t.h);
+  store_rows(w.o, dp, mi, d, static_cast<char*>(p.o), p.dtype, p.o_str, t.b, seq.q_start + t.i0,
+             t.h);
   if (p.lse) {
     for (int r = 0; r < mi; ++r) {
       const core::RowState st{w.m[r], w.l[r]};
@@ -153,11 +210,14 @@ core::Status forward(const core::AttnParams& p) {
   }
   const int threads = std::min<int64_t>(resolve_threads(p.num_threads), int64_t(tasks.size()));
   const int dp = round_up(p.head_dim, kVecWidth);
-  std::vector<FwdScratch> scratch;
-  scratch.reserve(size_t(std::max(threads, 1)));
-  for (int w = 0; w < std::max(threads, 1); ++w) scratch.emplace_back(p.head_dim, dp);
-  parallel_for(int64_t(tasks.size()), threads,
-               [&](int64_t t, int worker) { forward_block(p, tasks[size_t(t)], scratch[size_t(worker)]); });
+  const size_t per_worker = scratch_floats(p.head_dim, dp);
+  thread_local ScratchBuffer buffer;
+  float* base = buffer.get(per_worker * size_t(std::max(threads, 1)));
+  parallel_for(int64_t(tasks.size()), threads, [&](int64_t t, int worker) {
+    forward_block(p, tasks[size_t(t)],
+                  carve_scratch(base + per_worker * size_t(worker), p.head_dim, dp));
+  });
+  buffer.trim();
   return core::Status::success();
 }
 

@@ -273,6 +273,33 @@ TEST(CpuDeterminism, ThreadCountDoesNotChangeBits) {
   }
 }
 
+// The forward keeps its tiles on the calling thread between calls, NaN-filled when they grow: the
+// first call (fresh tiles) matches the reference, and the same call after others that left
+// different data there (another head dim, softcap, more workers) gives the same bits.
+TEST(CpuDeterminism, ReusedScratchDoesNotChangeBits) {
+  CaseSpec small = shape(17, 70, 40, 2, 1);  // d not a multiple of 16: padded tile columns
+  small.causal = true;
+  small.dtype = DType::BF16;
+  small.num_threads = 1;
+  CaseSpec big = shape(200, 333, 256, 4, 2);
+  big.softcap = 20.f;
+  big.num_threads = 3;
+  const uint64_t seed = test::fresh_seed();
+  SCOPED_TRACE("FA_TEST_SEED=" + std::to_string(seed));
+  check_forward(small);
+  test::Problem a = test::make_problem(small, seed);
+  ASSERT_TRUE(cpu::forward(a.p).ok());
+  for (const CaseSpec& other : {big, shape(64, 64, 16, 1, 1)}) {
+    test::Problem o = test::make_problem(other, seed + 1);
+    ASSERT_TRUE(cpu::forward(o.p).ok());
+    test::Problem b = test::make_problem(small, seed);
+    ASSERT_TRUE(cpu::forward(b.p).ok());
+    EXPECT_EQ(a.o, b.o) << "O after " << other.name();
+    EXPECT_EQ(std::memcmp(a.lse.data(), b.lse.data(), 4 * a.lse.size()), 0)
+        << "LSE after " << other.name();
+  }
+}
+
 TEST(CpuBackward, SeqLens) {
   for (int64_t n : {1, 17, 128, 1000}) {
     CaseSpec c = shape(n, n, 64, n > 500 ? 1 : 2, 1);
