@@ -34,11 +34,16 @@ namespace sm80 {
 
 // FA1 tiles: 64 query rows (4 warps x 16) x 64 keys for both head dims (K_j, V_j, Q_i = 48 KB at
 // d128). The paper sized blocks from the SRAM size M as B_c = M/4d; 64 is that size for ~64 KB.
+// P·V_j and the O_i update run kOChunk head-dim columns at a time: each chunk's P·V, fold with the
+// old O_i and write-back finish before the next starts, so a thread holds 32 O values instead of
+// 64 at d128 (with the whole row, the masked d128 instances spilled 36 B at 255 registers).
+// kOChunk = kHeadDim is the unchunked form.
 template <int kHeadDim>
 struct Fa1TileSize {
   static constexpr int kBlockM = 64;
   static constexpr int kBlockN = 64;
   static constexpr int kNWarps = 4;
+  static constexpr int kOChunk = kHeadDim > 64 ? 64 : kHeadDim;
 };
 
 // Workspace: O [Hq, total_q, D] fp32, then m and l [Hq, total_q] fp32.
@@ -55,27 +60,28 @@ CUTE_DEVICE auto gmem_tile(const Element* base, int64_t row_stride, int row) {
                      Shape<Int<kRows>, Int<kHeadDim>>{}, make_stride(row_stride, _1{}));
 }
 
-// Final output of one query block from the normalised O in registers and its LSE. Column pairs
+// Final output of one query block from the normalised O in registers: (row, col) view columns
+// [c_begin, c_end) of o_rc (one head-dim chunk, or all), and the LSE when write_lse. Column pairs
 // of the m16n8 fragment are contiguous: one 32-bit store each (rows are 16-byte aligned).
 template <typename Element, int kRows, class ORowCol, class CoordRowCol>
 CUTE_DEVICE void fa1_write_output(const core::AttnParams& p, Element* o_base, int q_len,
                                   int64_t lse_row0, int batch, int head, int row0,
-                                  ORowCol const& o_rc, CoordRowCol const& coord,
-                                  const float (&lse)[kRows], bool quad_leader) {
+                                  ORowCol const& o_rc, CoordRowCol const& coord, int c_begin,
+                                  int c_end, const float (&lse)[kRows], bool write_lse) {
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
     const int i = row0 + get<0>(coord(r, 0));
     if (i >= q_len) continue;
     Element* out_row = o_base + int64_t(i) * p.o_str.row;
     CUTE_UNROLL
-    for (int c = 0; c < size<1>(o_rc); c += 2) {
+    for (int c = c_begin; c < c_end; c += 2) {
       const int col = get<1>(coord(r, c));
       cutlass::Array<Element, 2> pair;
       pair[0] = Element(o_rc(r, c));
       pair[1] = Element(o_rc(r, c + 1));
       *reinterpret_cast<cutlass::Array<Element, 2>*>(out_row + col) = pair;
     }
-    if (p.lse != nullptr && quad_leader) p.lse[p.lse_offset(batch, head, lse_row0 + i)] = lse[r];
+    if (p.lse != nullptr && write_lse) p.lse[p.lse_offset(batch, head, lse_row0 + i)] = lse[r];
   }
 }
 
@@ -134,7 +140,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   auto thr_mma = tiled_mma.get_thread_slice(tid);
   Tensor tSrQ = thr_mma.partition_fragment_A(sQ);
   Tensor tSrK = thr_mma.partition_fragment_B(sK);
-  Tensor tOrVt = thr_mma.partition_fragment_B(sVt_plain);
+  // P·V operand fragment of one head-dim chunk of V^T (see Fa1TileSize::kOChunk).
+  constexpr int kOChunk = Fa1TileSize<kHeadDim>::kOChunk;
+  static_assert(kHeadDim % kOChunk == 0 && kOChunk % 16 == 0, "whole chunks of n8 tile pairs");
+  Tensor tOrVt_chunk = thr_mma.partition_fragment_B(
+      local_tile(sVt_plain, Shape<Int<kOChunk>, Int<kBlockN>>{}, make_coord(0, 0)));
   auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
   auto smem_thr_q = smem_copy_q.get_thread_slice(tid);
   Tensor tSsQ = smem_thr_q.partition_S(sQ);
@@ -143,7 +153,6 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   Tensor tSsK = smem_thr_k.partition_S(sK);
   auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
   auto smem_thr_v = smem_copy_v.get_thread_slice(tid);
-  Tensor tOsVt = smem_thr_v.partition_S(sVt);
 
   // Tile coordinates of this thread's S and O elements, as (row, col) views.
   Tensor tScS = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
@@ -153,6 +162,10 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr int kRows = decltype(size<0>(tOcO_rc))::value;
   constexpr int kCols = decltype(size<1>(tOcO_rc))::value;
   static_assert(kCols % 2 == 0, "O columns come in contiguous pairs");
+  // One n8 tile = 2 columns of the (row, col) view, so chunk ch is view columns
+  // [ch * kChunkCols, (ch + 1) * kChunkCols), the same values as acc_o's n8 tiles of that chunk.
+  static_assert(kCols == kHeadDim / 4, "O fragment: one n8 tile per 8 head-dim columns");
+  constexpr int kChunkCols = kOChunk / 4;
   const bool quad_leader = get<1>(tOcO_rc(0, 0)) == 0;
 
   const ScoreScale score_scale = make_score_scale<kSoftcap>(p.scale, p.softcap);
@@ -170,7 +183,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       kv_blocks(mb, &lo, &hi);
       if (lo >= hi)
         fa1_write_output(p, o_base, q_len, seq.q_start, batch, head, mb * kBlockM, zero_o, tOcO_rc,
-                         lse_empty, quad_leader);
+                         0, kCols, lse_empty, quad_leader);
     }
   }
 
@@ -238,33 +251,44 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
         lse[r] = empty ? -INFINITY : m_new[r] * score_scale.natural + logf(l_new[r]);
       }
 
-      // P·V_j for this block alone, then the paper's renormalised update of O_i.
+      // P·V_j for this block alone, then the paper's renormalised update of O_i, one head-dim
+      // chunk at a time (a chunk's O values are dead once written back or out).
       Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
-      clear(acc_o);
+      // acc_o's n8 tiles grouped per chunk: (frag, MMA_M, (tiles per chunk, chunk)).
+      Tensor acc_o_by_chunk =
+          logical_divide(acc_o, Shape<Underscore, Underscore, Int<kOChunk / 8>>{});
+      Tensor o_rc = make_tensor(acc_o.data(), acc_rowcol(acc_o.layout()));
       Tensor p_frag = convert_fragment<Element>(acc_s);
       Tensor tOrP = make_tensor(p_frag.data(), acc_as_operand_a(p_frag.layout()));
-      gemm_rs(acc_o, tOrP, tOrVt, tOsVt, tiled_mma, smem_copy_v, smem_thr_v);
-      Tensor o_rc = make_tensor(acc_o.data(), acc_rowcol(acc_o.layout()));
-
       CUTE_UNROLL
-      for (int r = 0; r < kRows; ++r) {
-        const int i = row0 + get<0>(tOcO_rc(r, 0));
-        float* ws_o_row = ws.o + (ws_row0 + i) * kHeadDim;
+      for (int ch = 0; ch < kHeadDim / kOChunk; ++ch) {
+        Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, ch));
+        clear(acc_o_chunk);
+        Tensor tOsVt_chunk = smem_thr_v.partition_S(
+            local_tile(sVt, Shape<Int<kOChunk>, Int<kBlockN>>{}, make_coord(ch, 0)));
+        gemm_rs(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v);
+
+        const int c_begin = ch * kChunkCols;
         CUTE_UNROLL
-        for (int c = 0; c < kCols; c += 2) {
-          const int col = get<1>(tOcO_rc(r, c));
-          float2 old = make_float2(0.f, 0.f);
-          if (!first && i < q_len) old = *reinterpret_cast<const float2*>(ws_o_row + col);
-          o_rc(r, c) = coef_old[r] * old.x + coef_new[r] * o_rc(r, c);
-          o_rc(r, c + 1) = coef_old[r] * old.y + coef_new[r] * o_rc(r, c + 1);
-          if (!last && i < q_len)
-            *reinterpret_cast<float2*>(ws_o_row + col) = make_float2(o_rc(r, c), o_rc(r, c + 1));
+        for (int r = 0; r < kRows; ++r) {
+          const int i = row0 + get<0>(tOcO_rc(r, 0));
+          float* ws_o_row = ws.o + (ws_row0 + i) * kHeadDim;
+          CUTE_UNROLL
+          for (int c = c_begin; c < c_begin + kChunkCols; c += 2) {
+            const int col = get<1>(tOcO_rc(r, c));
+            float2 old = make_float2(0.f, 0.f);
+            if (!first && i < q_len) old = *reinterpret_cast<const float2*>(ws_o_row + col);
+            o_rc(r, c) = coef_old[r] * old.x + coef_new[r] * o_rc(r, c);
+            o_rc(r, c + 1) = coef_old[r] * old.y + coef_new[r] * o_rc(r, c + 1);
+            if (!last && i < q_len)
+              *reinterpret_cast<float2*>(ws_o_row + col) = make_float2(o_rc(r, c), o_rc(r, c + 1));
+          }
         }
+        if (last)
+          fa1_write_output(p, o_base, q_len, seq.q_start, batch, head, row0, o_rc, tOcO_rc, c_begin,
+                           c_begin + kChunkCols, lse, quad_leader && ch == 0);
       }
-      if (last) {
-        fa1_write_output(p, o_base, q_len, seq.q_start, batch, head, row0, o_rc, tOcO_rc, lse,
-                         quad_leader);
-      } else {
+      if (!last) {
         __syncwarp();  // the quad's reads of m_i, l_i above happen before lane 0 overwrites them
         CUTE_UNROLL
         for (int r = 0; r < kRows; ++r) {
