@@ -2,15 +2,15 @@
 # A/B run on the GPU machine: one default build with tests, extra library builds that differ by
 # build flags, and benchmark commands against any of them, all in one call:
 #     INSTANCE_FILTER='sm90_fwd_bf16_hd128' TEST_FILTER='*fa3*' \
-#     VARIANTS='wide|sm90_fwd_bf16_hd128$|-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_D128_BLOCK_N=160' \
-#     BENCHES='base|build||--algos fa3 --hdims 128;wide|build-wide||--algos fa3 --hdims 128' \
+#     VARIANTS='wide@sm90_fwd_bf16_hd(64|128)$@-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_D128_BLOCK_N=160' \
+#     BENCHES='base@build@@--algos fa3 --hdims 128;wide@build-wide@@--algos fa3 --hdims 128' \
 #         bash scripts/gpu/ab.sh "$OUT"
-# VARIANTS: "name|instance regex|cmake flags" separated by ';' -> build-<name>/libflashattn.so
+# VARIANTS: "name@instance regex@cmake flags" separated by ';' -> build-<name>/libflashattn.so
 # (library only, no ablation variants), built while the default build (scripts/gpu/check.sh STAGES=build,test with
 # INSTANCE_FILTER / TEST_FILTER) builds and tests.
-# TESTS2: "env assignments|gtest filter" separated by ';': more test runs of the default build
+# TESTS2: "env assignments@gtest filter" separated by ';': more test runs of the default build
 # (e.g. a runtime switch forced), summarised after the main tests.
-# BENCHES: "label|build dir|env assignments|bench/compare.py args" separated by ';', run one after
+# BENCHES: "label@build dir@env assignments@bench/compare.py args" separated by ';', run one after
 # the other once everything is built; each one's markdown table is printed and collected in
 # $OUT/bench.md (peers are re-timed in each, so every ratio is same-run).
 # If ./snap.tar exists (a `git archive` of a commit) everything runs on that snapshot.
@@ -34,7 +34,7 @@ nv=${#variants[@]}
 # The default build gets most of the cores; each variant (a few instances) a share.
 vjobs=$(( nv > 0 ? (JOBS / 2 / nv > 2 ? JOBS / 2 / nv : 2) : 0 ))
 for v in "${variants[@]}"; do
-  IFS='|' read -r name filter flags <<<"$v"
+  IFS='@' read -r name filter flags <<<"$v"
   fl=()
   [[ -n "$flags" ]] && fl=("$flags")
   (
@@ -53,7 +53,7 @@ sed -n '/=== summary/,$p' "$OUT/check.txt"
 grep -E -A8 "^\[  FAILED  \]" "$OUT/tests.log" 2>/dev/null | head -40
 IFS=';' read -ra tests2 <<<"$TESTS2"
 for t in "${tests2[@]}"; do
-  IFS='|' read -r envs filter <<<"$t"
+  IFS='@' read -r envs filter <<<"$t"
   echo "### tests with ${envs:-no env}: $filter"
   # shellcheck disable=SC2086
   env $envs timeout "${TESTS2_TIMEOUT_S:-120}" build/tests/fa_tests_cuda --gtest_filter="$filter" --gtest_brief=1 \
@@ -64,7 +64,7 @@ done
 : >"$OUT/bench.md"
 IFS=';' read -ra benches <<<"$BENCHES"
 for b in "${benches[@]}"; do
-  IFS='|' read -r label dir envs args <<<"$b"
+  IFS='@' read -r label dir envs args <<<"$b"
   echo "### $label ($dir, env: ${envs:-none}): compare.py $args" | tee -a "$OUT/bench.md"
   # shellcheck disable=SC2086
   env $envs timeout "${BENCH_TIMEOUT_S:-150}" python3 bench/compare.py --lib "$dir/libflashattn.so" $args \
