@@ -85,9 +85,20 @@ void get_device() {
   cudaGetDevice(&d);
 }
 
+// As the launch cache calls it: through the runtime's driver entry point (resolved once), so
+// this binary does not need libcuda.so.1 to start.
 void get_context_id() {
+  using Fn = CUresult (*)(CUcontext, unsigned long long*);
+  static const Fn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetId", &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return Fn(nullptr);
+    return reinterpret_cast<Fn>(p);
+  }();
   unsigned long long id = 0;
-  cuCtxGetId(nullptr, &id);
+  if (fn) fn(nullptr, &id);
 }
 
 void peek_last_error() { (void)cudaPeekAtLastError(); }

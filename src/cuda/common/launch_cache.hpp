@@ -68,10 +68,29 @@ inline bool disabled() {
   return off;
 }
 
+// cuCtxGetId through the runtime's driver entry point, resolved once. A direct call would make
+// every binary that links the library need libcuda.so.1 at load time, and so fail to start on a
+// machine without the driver (the CPU backend must run there). nullptr: the driver lacks it.
+using CtxGetIdFn = CUresult (*)(CUcontext, unsigned long long*);
+inline CtxGetIdFn ctx_get_id_fn() {
+  static const CtxGetIdFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetId", &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();  // a failed lookup must not be left pending for the caller
+      return CtxGetIdFn(nullptr);
+    }
+    return reinterpret_cast<CtxGetIdFn>(p);
+  }();
+  return fn;
+}
+
 // The unique id of the calling thread's current context; false when there is none (the runtime
 // will bind or create one in the call that follows) or the driver cannot tell.
 inline bool current_context_id(unsigned long long* id) {
-  return cuCtxGetId(nullptr, id) == CUDA_SUCCESS;
+  const CtxGetIdFn fn = ctx_get_id_fn();
+  return fn && fn(nullptr, id) == CUDA_SUCCESS;
 }
 
 inline unsigned slot_of(const void* func, unsigned long long ctx) {
