@@ -554,6 +554,21 @@ CallOutcome classify(fa_status st, const Case& c, fa_algo algo, std::string* msg
   return CallOutcome::Failed;
 }
 
+CachedProblem& cached_problem(const Case& c, bool backward) {
+  static CachedProblem fwd, bwd;
+  CachedProblem& slot = backward ? bwd : fwd;
+  // Suites share the slots: the key is the whole description, not just the (per-suite) name.
+  const std::string key = c.name + "|" + c.describe();
+  if (slot.key != key || !slot.pb) {
+    slot.pb.reset();
+    slot.key.clear();
+    slot.pb = make_problem(c);
+    compute_reference(*slot.pb, backward, &slot.ref);
+    slot.key = key;
+  }
+  return slot;
+}
+
 fa_status run_forward_api(const Problem& pb, fa_tensor& out, fa_tensor* lse, const fa_options& opt) {
   if (pb.c.varlen()) return fa_varlen_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &out, lse, &opt);
   return fa_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &out, lse, &opt);

@@ -138,6 +138,16 @@ struct Reference {
 };
 void compute_reference(const Problem& pb, bool backward, Reference* r);  // throws on CUDA errors
 
+// One problem and its reference per pass, kept while the algorithm variants of one case run in
+// sequence (the float64 reference of a large case costs more than the kernels under test). A new
+// case frees the previous one's device memory before allocating its own.
+struct CachedProblem {
+  std::string key;
+  std::unique_ptr<Problem> pb;
+  Reference ref;
+};
+CachedProblem& cached_problem(const Case& c, bool backward);
+
 // Ours, gathered into the reference's dense order.
 std::vector<double> gather(const Problem& pb, const fa_tensor& t, bool like_q);
 std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse);

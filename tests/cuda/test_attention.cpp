@@ -159,46 +159,13 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::get<0>(info.param).name + "_" + algo_name(std::get<1>(info.param));
 }
 
-// One problem and its reference, kept while the algorithm variants of one case run in sequence.
-struct Cached {
-  std::string key;
-  std::unique_ptr<Problem> pb;
-  Reference ref;
-};
-
-Cached& prepare(const Case& c, bool backward) {
-  static Cached fwd, bwd;
-  Cached& slot = backward ? bwd : fwd;
-  if (slot.key != c.name || !slot.pb) {
-    slot.pb.reset();  // free the previous case's device memory first
-    slot.key.clear();
-    slot.pb = make_problem(c);
-    compute_reference(*slot.pb, backward, &slot.ref);
-    slot.key = c.name;
-  }
-  return slot;
-}
-
-fa_status call_forward(const Problem& pb, fa_tensor& out, fa_tensor* lse, const fa_options& opt) {
-  if (pb.c.varlen()) return fa_varlen_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &out, lse, &opt);
-  return fa_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &out, lse, &opt);
-}
-
-fa_status call_backward(const Problem& pb, const fa_tensor& out, const fa_tensor& lse, TensorSet& g,
-                        const fa_options& opt) {
-  if (pb.c.varlen())
-    return fa_varlen_backward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &out, &lse, &pb.dout_set.q, &g.q,
-                              &g.k, &g.v, &opt);
-  return fa_backward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &out, &lse, &pb.dout_set.q, &g.q, &g.k, &g.v, &opt);
-}
-
 class CudaForward : public ::testing::TestWithParam<Param> {};
 class CudaBackward : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CudaForward, Matches) {
   FA_REQUIRE_GPU();
   const auto& [c, algo] = GetParam();
-  Cached& cache = prepare(c, false);
+  CachedProblem& cache = cached_problem(c, false);
   const Problem& pb = *cache.pb;
   SCOPED_TRACE(c.describe() + ", algo " + algo_name(algo) + ", seed " + std::to_string(pb.seed) +
                " (FA_TEST_SEED replays it)");
@@ -208,7 +175,7 @@ TEST_P(CudaForward, Matches) {
   auto lse_buf = make_lse(pb, &lse_t);
   const fa_options opt = options_for(c, algo);
   std::string msg;
-  switch (classify(call_forward(pb, outs.q, &lse_t, opt), c, algo, &msg)) {
+  switch (classify(run_forward_api(pb, outs.q, &lse_t, opt), c, algo, &msg)) {
     case CallOutcome::Unsupported: GTEST_SKIP() << msg;
     case CallOutcome::Failed: FAIL() << msg;
     case CallOutcome::Ran: break;
@@ -232,7 +199,7 @@ TEST_P(CudaForward, Matches) {
 TEST_P(CudaBackward, Matches) {
   FA_REQUIRE_GPU();
   const auto& [c, algo] = GetParam();
-  Cached& cache = prepare(c, true);
+  CachedProblem& cache = cached_problem(c, true);
   const Problem& pb = *cache.pb;
   SCOPED_TRACE(c.describe() + ", algo " + algo_name(algo) + ", seed " + std::to_string(pb.seed) +
                " (FA_TEST_SEED replays it)");
@@ -242,9 +209,9 @@ TEST_P(CudaBackward, Matches) {
   fa_tensor lse_t;
   auto lse_buf = make_lse(pb, &lse_t);
   std::string msg;
-  fa_status st = call_forward(pb, outs.q, &lse_t, options_for(c, algo));
+  fa_status st = run_forward_api(pb, outs.q, &lse_t, options_for(c, algo));
   if (st == FA_ERROR_UNSUPPORTED && algo != FA_ALGO_AUTO)
-    st = call_forward(pb, outs.q, &lse_t, options_for(c, FA_ALGO_AUTO));
+    st = run_forward_api(pb, outs.q, &lse_t, options_for(c, FA_ALGO_AUTO));
   switch (classify(st, c, FA_ALGO_AUTO, &msg)) {
     case CallOutcome::Unsupported: GTEST_SKIP() << "forward: " << msg;
     case CallOutcome::Failed: FAIL() << "forward: " << msg;
@@ -253,7 +220,7 @@ TEST_P(CudaBackward, Matches) {
 
   TensorSet grads = make_outputs(pb, true);
   const fa_options opt = options_for(c, algo);
-  switch (classify(call_backward(pb, outs.q, lse_t, grads, opt), c, algo, &msg)) {
+  switch (classify(run_backward_api(pb, outs.q, lse_t, grads, opt), c, algo, &msg)) {
     case CallOutcome::Unsupported: GTEST_SKIP() << msg;
     case CallOutcome::Failed: FAIL() << msg;
     case CallOutcome::Ran: break;

@@ -121,30 +121,10 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 
 class CudaBwdDeterminism : public ::testing::TestWithParam<Param> {};
 
-// The problem and its reference, kept while the algorithms of one case run in sequence (the
-// float64 reference of the larger cases costs more than the 100 runs).
-struct Cached {
-  std::string key;
-  std::unique_ptr<Problem> pb;
-  Reference ref;
-};
-
-Cached& prepare(const Case& c) {
-  static Cached slot;
-  if (slot.key != c.name || !slot.pb) {
-    slot.pb.reset();  // free the previous case's device memory first
-    slot.key.clear();
-    slot.pb = make_problem(c);
-    compute_reference(*slot.pb, true, &slot.ref);
-    slot.key = c.name;
-  }
-  return slot;
-}
-
 TEST_P(CudaBwdDeterminism, BitIdentical100Runs) {
   FA_REQUIRE_GPU();
   const auto& [c, algo] = GetParam();
-  Cached& cache = prepare(c);
+  CachedProblem& cache = cached_problem(c, true);
   const Problem* pb = cache.pb.get();
   const Reference& ref = cache.ref;
   SCOPED_TRACE(c.describe() + ", algo " + algo_name(algo) + ", deterministic, seed " + std::to_string(pb->seed) +

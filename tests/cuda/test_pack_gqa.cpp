@@ -152,30 +152,12 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::get<0>(info.param).name + "_" + algo_name(std::get<1>(info.param));
 }
 
-struct Cached {
-  std::string key;
-  std::unique_ptr<Problem> pb;
-  Reference ref;
-};
-
-Cached& prepare(const Case& c) {
-  static Cached slot;
-  if (slot.key != c.name || !slot.pb) {
-    slot.pb.reset();
-    slot.key.clear();
-    slot.pb = make_problem(c);
-    compute_reference(*slot.pb, false, &slot.ref);
-    slot.key = c.name;
-  }
-  return slot;
-}
-
 class CudaPackGqa : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CudaPackGqa, Matches) {
   FA_REQUIRE_GPU();
   const auto& [c, algo] = GetParam();
-  Cached& cache = prepare(c);
+  CachedProblem& cache = cached_problem(c, false);
   const Problem& pb = *cache.pb;
   const char* mode = std::getenv("FA_SM90_PACK_GQA");
   SCOPED_TRACE(c.describe() + ", algo " + algo_name(algo) +
@@ -186,10 +168,7 @@ TEST_P(CudaPackGqa, Matches) {
   fa_tensor lse_t;
   auto lse_buf = make_lse(pb, &lse_t);
   const fa_options opt = options_for(c, algo);
-  const fa_status st =
-      c.varlen()
-          ? fa_varlen_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, pb.varlen(), &outs.q, &lse_t, &opt)
-          : fa_forward(&pb.qkv.q, &pb.qkv.k, &pb.qkv.v, &outs.q, &lse_t, &opt);
+  const fa_status st = run_forward_api(pb, outs.q, &lse_t, opt);
   std::string msg;
   switch (classify(st, c, algo, &msg)) {
     case CallOutcome::Unsupported:
