@@ -3,10 +3,11 @@
 // A CTA computes kBlockM × kHeadDim output tiles of (batch, query head) pairs: with the persistent
 // grid (one CTA per SM) it walks a static, causal-heavy-first list of tiles
 // (sched::StaticLptScheduler); varlen keeps one tile per CTA. Roles:
-//   WarpRole::Producer  (warpgroup 0, one elected thread): per tile, TMA-loads Q into a one-slot
-//                       ring, and K_j, V_j for every key block j (last block first) into a kStages
-//                       ring (PipelineTma). Ring positions continue across tiles, so the next
-//                       tile's Q and first K/V blocks load while the consumers finish this one.
+//   WarpRole::Producer  (warpgroup 0, one elected thread): per tile, TMA-loads Q into a
+//                       kQStages-slot ring (2 at d64-d128: the next tile's Q loads during this
+//                       tile's mainloop), and K_j, V_j for every key block j (last block first) into
+//                       a kStages ring (PipelineTma). Ring positions continue across tiles, so the
+//                       next tile's Q and first K/V blocks load while the consumers finish this one.
 //   WarpRole::Consumer  (warpgroups 1..2, 64 query rows each): S = Q·Kᵀ with both operands in
 //                       shared memory (wgmma SS), masking and online softmax in registers,
 //                       O += P·V with P from registers (wgmma RS, V read through an MN-major view),
@@ -187,6 +188,16 @@ struct FwdKernel {
   // have no room for it (tile table): they keep the direct stores.
   static constexpr bool kTmaStoreO = (kFeatures & fwd_feature::kTmaStore) != 0 &&
                                      kBytesQ + 2 * kStages * kBytesKV + kBytesO + 1024 <= 227 * 1024;
+  // Q slots (FA_SM90_FWD_Q_STAGES): two where the persistent TMA producer can use them and they fit
+  // next to the O buffer (d64-d128); the producer then loads tile t+1's Q into the other slot while
+  // tile t still runs. One slot otherwise (d192/d256, the one-tile-per-CTA and loader ablations).
+  static constexpr int kQStages =
+      FA_SM90_FWD_Q_STAGES == 2 && kPersistent && kTmaLoad && kWarpSpecialised &&
+              2 * kBytesQ + 2 * kStages * kBytesKV + (kTmaStoreO ? kBytesO : 0) + 1024 <= 227 * 1024
+          ? 2
+          : 1;
+  // Each slot starts 1024-byte aligned (the 128-byte swizzle's repeat).
+  static_assert(kBytesQ % 1024 == 0, "Q slot alignment");
 
   // Global tensors as TMA sees them: (row, dim, head, batch); varlen uses batch 1 and global rows.
   using GmemLayout = cute::Layout<cute::Shape<int32_t, int32_t, int32_t, int32_t>,
@@ -208,17 +219,17 @@ struct FwdKernel {
   using SmemO = std::conditional_t<
       kTmaStoreO, cute::array_aligned<Element, kConsumerWGs * cute::cosize_v<SmemLayoutOHalf>, 1024>, NoSmemO>;
 
-  using PipeQ = std::conditional_t<kTmaLoad, PipelineTma<1>, PipelineCpAsync<1>>;
+  using PipeQ = std::conditional_t<kTmaLoad, PipelineTma<kQStages>, PipelineCpAsync<kQStages>>;
   using PipeKV = std::conditional_t<kTmaLoad, PipelineTma<kStages>, PipelineCpAsync<kStages>>;
   static constexpr int kProducerThreads = 128;
 
   struct SharedStorage {
-    cute::array_aligned<Element, cute::cosize_v<SmemLayoutQ>, 1024> q;
+    cute::array_aligned<Element, kQStages * cute::cosize_v<SmemLayoutQ>, 1024> q;  // kQStages slots
     cute::array_aligned<Element, cute::cosize_v<SmemLayoutKV>, 1024> k;
     cute::array_aligned<Element, cute::cosize_v<SmemLayoutKV>, 1024> v;
     SmemO o;
-    // Q is a one-slot ring: a persistent CTA reloads it per tile once the consumers' last Q·Kᵀ
-    // of the previous tile has retired.
+    // Q is a kQStages-slot ring (one slot per tile): a slot is reloaded once the consumers' last
+    // Q·Kᵀ of the tile that used it has retired.
     PipeQ pipe_q;
     PipeKV pipe_k;
     PipeKV pipe_v;
@@ -332,11 +343,16 @@ struct FwdKernel {
     return pack_shift_of(params) > 0 ? tc.head : tc.head / params.attn.group_size();
   }
 
-  // One tile's Q into its slot (barrier `bar`, already expecting kBytesQ). Unpacked: the rank-4
+  // Shared memory of Q ring position q_it.
+  __device__ static Element* q_slot(SharedStorage& ss, int q_it) {
+    return ss.q.data() + PipeQ::stage(q_it) * cute::cosize_v<SmemLayoutQ>;
+  }
+
+  // One tile's Q into slot `sq` (barrier `bar`, already expecting kBytesQ). Unpacked: the rank-4
   // map's kBlockM rows of one head. Packed: per column chunk of SmemLayoutQ, one rank-5 box
   // (kSwizzleCols, G, kBlockM / G) at query position m0 — TMA writes it as kBlockM dense,
   // swizzled rows in (g fastest, then i) order, exactly the rows r = i·G + g of a 2-D box.
-  __device__ static void load_q(Params const& params, SharedStorage& ss, sched::TileCoord const& tc,
+  __device__ static void load_q(Params const& params, Element* sq, sched::TileCoord const& tc,
                                 TileWork const& w, uint64_t& bar) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
@@ -346,11 +362,11 @@ struct FwdKernel {
 #pragma unroll
       for (int c = 0; c < kHeadDim / kSwizzleCols; ++c)
         SM90_TMA_LOAD_5D::copy(&params.tma_q_packed, &bar, uint64_t(TMA::CacheHintSm90::EVICT_NORMAL),
-                               ss.q.data() + c * kBlockM * kSwizzleCols, c * kSwizzleCols, 0, row0,
+                               sq + c * kBlockM * kSwizzleCols, c * kSwizzleCols, 0, row0,
                                tc.head, tma_batch);
       return;
     }
-    Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{});
+    Tensor sQ = make_tensor(make_smem_ptr(sq), SmemLayoutQ{});
     Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
     Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
                            Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
@@ -392,9 +408,11 @@ struct FwdKernel {
       auto tV = tma_partition(params.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
 
       // Key blocks last to first: the consumers meet the masked (diagonal / tail) blocks first.
-      // K₀ goes before Q: its slot frees before Q's (Q is released after the previous tile's last
-      // Q·Kᵀ), so it is not held up behind the Q wait. Block 0 is peeled so the Q coordinates are
-      // dead in the loop (this thread runs on 24 registers).
+      // One Q slot: K₀ goes before Q, as its slot frees before Q's (Q is released after the
+      // previous tile's last Q·Kᵀ), so it is not held up behind the Q wait. Two Q slots: Q first —
+      // its slot was released by the tile before the previous one, so the load goes out as soon
+      // as the previous tile's last V is issued, a few key blocks before that tile ends. Block 0
+      // is peeled so the Q coordinates are dead in the loop (this thread runs on 24 registers).
       auto load_k = [&](int it) {
         copy(params.tma_k.with(ss.pipe_k.producer_acquire(kv_it + it, kBytesKV)),
              get<0>(tK)(_, w.n_block_max - 1 - it), get<1>(tK)(_, PipelineTma<kStages>::stage(kv_it + it)));
@@ -403,8 +421,13 @@ struct FwdKernel {
         copy(params.tma_v.with(ss.pipe_v.producer_acquire(kv_it + it, kBytesKV)),
              get<0>(tV)(_, w.n_block_max - 1 - it), get<1>(tV)(_, PipelineTma<kStages>::stage(kv_it + it)));
       };
-      load_k(0);
-      load_q(params, ss, tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
+      if constexpr (kQStages > 1) {
+        load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
+        load_k(0);
+      } else {
+        load_k(0);
+        load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
+      }
       load_v(0);
 #pragma unroll 1  // unrolled, this loop no longer fits the producer's 24 registers
       for (int it = 1; it < w.n_blocks; ++it) {
@@ -464,7 +487,7 @@ struct FwdKernel {
       ss.pipe_q.producer_acquire(q_it);
       cp_async_rows<kBlockM>(static_cast<Element const*>(p.q) + p.q_str.offset(b, w.seq.q_start + w.m0, tc.head),
                              p.q_str.row, rows_q - (w.seq.q_start + w.m0),
-                             make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{}));
+                             make_tensor(make_smem_ptr(q_slot(ss, q_it)), SmemLayoutQ{}));
       ss.pipe_q.producer_commit(q_it);
       load_kv(ss.pipe_v, ss.v.data(), v_seq, p.v_str.row, 0);
 #pragma unroll 1
@@ -487,7 +510,7 @@ struct FwdKernel {
     const core::AttnParams& p = params.attn;
     const int tma_batch = p.varlen ? 0 : tc.batch;
     if (kind == 0) {
-      load_q(params, ss, tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
+      load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
       return;
     }
     TmaKV const& tma = kind == 1 ? params.tma_k : params.tma_v;
@@ -595,7 +618,7 @@ struct FwdKernel {
     TiledMmaPV mma_pv;
     auto thr_qk = mma_qk.get_thread_slice(ctid);
     auto thr_pv = mma_pv.get_thread_slice(ctid);
-    Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), SmemLayoutQ{});
+    Tensor sQ = make_tensor(make_smem_ptr(q_slot(ss, q_it)), SmemLayoutQ{});
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
     Tensor sVt = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutVt{});
     Tensor tSrQ = thr_qk.partition_fragment_A(sQ);   // smem descriptors
@@ -698,8 +721,8 @@ struct FwdKernel {
           rescale();
           convert_p();
         }
-        // Every Q·Kᵀ of the tile has retired: the producer may load the next tile's Q now,
-        // under this tile's last P·V and epilogue.
+        // Every Q·Kᵀ of the tile has retired: the producer may reload this Q slot (one slot: the
+        // next tile's Q, under this tile's last P·V and epilogue; two: the tile after next's).
         ss.pipe_q.consumer_release(q_it);
         const int last = kv_it + n_blocks - 1;
         wait_full(pipe_v, last);

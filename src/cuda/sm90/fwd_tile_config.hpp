@@ -7,6 +7,8 @@
 //   d128: Q 32 KB + 2 × (32 + 32) KB = 160 KB
 //   d192: Q 48 KB + 2 × (42 + 42) KB = 216 KB  (kBlockN 112)
 //   d256: Q 64 KB + 2 × (40 + 40) KB = 224 KB  (kBlockN 80)
+// d64-d128 add the TMA-store epilogue's O buffer (= Q) and a second Q slot (FA_SM90_FWD_Q_STAGES):
+// d128 Q 2 × 32 + 128 + O 32 = 224 KB; d192/d256 have room for neither.
 #pragma once
 
 namespace fa::cuda::sm90 {
@@ -23,11 +25,26 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_D128_BLOCK_N 128
 #endif
 
+// Q slots of the persistent forward (2 = double-buffered Q where shared memory allows, see
+// FwdKernel::kQStages; 1 = the single slot reloaded after the previous tile's last Q·Kᵀ). With two
+// slots the producer loads the next tile's Q while the current tile's mainloop still runs, instead
+// of in the gap between its last Q·Kᵀ and the next tile's first: that gap (last P·V + epilogue) is
+// shorter than a Q load from HBM, and short sequences pay it once per 4-8 key blocks.
+#ifndef FA_SM90_FWD_Q_STAGES
+#define FA_SM90_FWD_Q_STAGES 2
+#endif
+// K/V ring depth at d64 (shared memory is plentiful there: 2 stages use 96 KB of 227): a build-time
+// experiment, default 2 like every head dim.
+#ifndef FA_SM90_FWD_D64_STAGES
+#define FA_SM90_FWD_D64_STAGES 2
+#endif
+
 template <int kHeadDim, bool kMasked = false>
 struct FwdTile;
 
 template <bool kMasked> struct FwdTile<64, kMasked> {
-  static constexpr int kBlockM = 128, kBlockN = kMasked ? 128 : FA_SM90_FWD_D64_BLOCK_N, kStages = 2;
+  static constexpr int kBlockM = 128, kBlockN = kMasked ? 128 : FA_SM90_FWD_D64_BLOCK_N,
+                       kStages = FA_SM90_FWD_D64_STAGES;
 };
 template <bool kMasked> struct FwdTile<96, kMasked>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
 template <bool kMasked> struct FwdTile<128, kMasked> {
@@ -37,6 +54,8 @@ template <bool kMasked> struct FwdTile<192, kMasked> { static constexpr int kBlo
 template <bool kMasked> struct FwdTile<256, kMasked> { static constexpr int kBlockM = 128, kBlockN = 80,  kStages = 2; };
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
+static_assert(FA_SM90_FWD_Q_STAGES == 1 || FA_SM90_FWD_Q_STAGES == 2, "Q: one or two slots");
+static_assert(FA_SM90_FWD_D64_STAGES >= 2 && FA_SM90_FWD_D64_STAGES <= 4, "d64 K/V ring depth");
 static_assert(FA_SM90_FWD_D128_BLOCK_N % 16 == 0 && FA_SM90_FWD_D128_BLOCK_N <= 160, "smem: see above");
 
 }  // namespace fa::cuda::sm90
