@@ -3,6 +3,7 @@
 //   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src \
 //        -isystem .deps/cutlass/include -x cu scripts/check_sm90_bwd_layout.cu -o /tmp/layout_check
 //   /tmp/layout_check      (exit status 0 and "ok" per head dim)
+//   (and once more with -DFA_SM90_BWD_D64_BLOCK_M=128: d64's 128-query tile)
 // 1. kDsStsm: a thread's packed dS^T register k (elements 2k, 2k+1 of the S^T accumulator), stored
 //    by stmatrix.x4 at ds_stsm_lane_base ^ 16*j as bwd_main does, lands where CuTe's swizzled
 //    dS^T smem tensor (the one the dQ wgmma reads) puts that (key, query) element, in both buffers.
@@ -15,9 +16,10 @@
 using namespace cute;
 using namespace fa::cuda::sm90_bwd;
 
-template <int D>
+template <int D, int BlockM = 0>
 int check() {
-  using Cfg = BwdConfig<cutlass::bfloat16_t, D>;
+  using Cfg = BwdConfig<cutlass::bfloat16_t, D, 0, true, false, true, true, false, BlockM>;
+  constexpr int kVals = Cfg::kBlockM / 2;  // S^T values per thread (64 keys x kBlockM queries per WG)
   using T = cutlass::bfloat16_t;
   int bad = 0;
   // 1. dS^T stores (the split-D form keeps the CuTe copy)
@@ -28,10 +30,10 @@ int check() {
   for (int tid = 0; tid < Cfg::kConsumerThreads; ++tid) {
     Tensor c = mma_sdp.get_thread_slice(tid).partition_C(
         make_identity_tensor(Shape<Int<Cfg::kBlockN>, Int<Cfg::kBlockM>>{}));
-    if (size(c) != 32) return printf("d%d: S^T fragment has %d values, expected 32\n", D, int(size(c))), 1;
+    if (size(c) != kVals) return printf("d%d: S^T fragment has %d values, expected %d\n", D, int(size(c)), kVals), 1;
     const int lane = tid % 32;
     for (int buf = 0; buf < 2; ++buf)
-      for (int i = 0; i < 32; ++i) {
+      for (int i = 0; i < kVals; ++i) {
         const int kj = get<0>(c(i)), qi = get<1>(c(i));
         const int k = i / 2, e = i % 2;             // packed register, element in it
         const int j = (k / 4) * 2, q = k % 4;       // stmatrix instruction (column pair), matrix
@@ -40,7 +42,8 @@ int check() {
             ((tid / 32) * 16 + ((src_lane / 8) % 2) * 8 + src_lane % 8) * 128 +
             ((((src_lane / 8) / 2) ^ (src_lane % 8)) * 16));  // ds_stsm_lane_base without the smem base
         const uint32_t base = lane_base + uint32_t(buf * Cfg::kBlockN * Cfg::kBlockM * sizeof(T));
-        const uint32_t addr = (base ^ uint32_t(16 * j)) + uint32_t(2 * (2 * (lane % 4) + e));
+        const uint32_t col_base = base + uint32_t((j / 8) * Cfg::kBlockN * 64 * sizeof(T));  // 2nd atom column
+        const uint32_t addr = (col_base ^ uint32_t(16 * (j % 8))) + uint32_t(2 * (2 * (lane % 4) + e));
         const uint32_t want = uint32_t(reinterpret_cast<char*>(&sdSt(kj, qi, buf)) - reinterpret_cast<char*>(mem));
         if (addr != want && bad++ < 5)
           printf("d%d dS^T: tid %d value %d (key %d, query %d, buffer %d) at %u, CuTe %u\n", D, tid, i, kj, qi,
@@ -49,7 +52,7 @@ int check() {
     Tensor acc = partition_fragment_C(mma_sdp, Shape<Int<Cfg::kBlockN>, Int<Cfg::kBlockM>>{});
     Tensor r = make_tensor<T>(acc.layout());
     Tensor r32 = recast<uint32_t>(r);
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < kVals / 2; ++k)
       if (reinterpret_cast<const char*>(&r32(k)) != reinterpret_cast<const char*>(&r(2 * k)) && bad++ < 5)
         printf("d%d: packed register %d is not elements %d, %d\n", D, k, 2 * k, 2 * k + 1);
   }
@@ -68,8 +71,11 @@ int check() {
                int(get<1>(c(i))), want_k, want_c);
     }
   }
-  printf("d%d: %s\n", D, bad ? "MISMATCH" : "ok");
+  printf("d%d kBlockM %d: %s\n", D, Cfg::kBlockM, bad ? "MISMATCH" : "ok");
   return bad;
 }
 
-int main() { return (check<64>() + check<96>() + check<128>() + check<192>() + check<256>()) ? 1 : 0; }
+int main() {
+  // check<64> follows FA_SM90_BWD_D64_BLOCK_M; build with -DFA_SM90_BWD_D64_BLOCK_M=128 for the 128-query tile.
+  return (check<64>() + check<96>() + check<128>() + check<192>() + check<256>()) ? 1 : 0;
+}

@@ -1,6 +1,6 @@
 // FA3 backward, the two memory-bound passes around the main kernel (flash_bwd_kernel.cuh).
 //
-// bwd_preprocess: one CTA per (query block of kRowPad rows, query head, sequence). Computes
+// bwd_preprocess: one CTA per (kTurnRows = 64 rows of the padded space, query head, sequence). Computes
 //   D = rowsum(dO * O) in fp32, copies LSE as LSE*log2(e) (a row with LSE = -inf, i.e. no visible
 //   key, becomes +inf so the main kernel's exp2(s - lse) gives P = 0 instead of NaN), zeroes the
 //   fp32 dQ accumulator rows and the deterministic-mode turn counter. Padding rows of the block
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kPrepostThreads)
 bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
-  const int64_t row0 = int64_t(m_block) * kRowPad;
+  const int64_t row0 = int64_t(m_block) * kTurnRows;
   if (row0 >= round_up(seq.q_len, kRowPad)) return;  // varlen: shorter than the grid's max
   const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
   const int tid = threadIdx.x;
@@ -85,7 +85,7 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
   const int64_t rows_left = seq.q_len - row0;  // > 0 unless the whole block is padding
 
   // LSE*log2e of the block's rows (one thread per row: 256 coalesced bytes).
-  if (tid < kRowPad) {
+  if (tid < kTurnRows) {
     float lse_log2 = INFINITY;
     if (tid < rows_left) {
       const float lse = p.lse[p.lse_offset(b, h, seq.q_start + row0 + tid)];
@@ -106,8 +106,8 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
       constexpr int G = prepost_group<kChunks>();
       constexpr int kCpl = kChunks / G;                    // chunks per lane per row
       constexpr int kRowsPerPass = kPrepostThreads / G;
-      constexpr int kPasses = kRowPad / kRowsPerPass;      // = G / 4
-      static_assert(kChunks % G == 0 && kRowPad % kRowsPerPass == 0, "preprocess row split");
+      constexpr int kPasses = kTurnRows / kRowsPerPass;      // = G / 4
+      static_assert(kChunks % G == 0 && kTurnRows % kRowsPerPass == 0, "preprocess row split");
       const int g = tid % G, rr = tid / G;
       uint4 ro[kPasses][kCpl], rd[kPasses][kCpl];
       // All loads first (up to 2 x 8 x 16 bytes in flight per thread at d256), then the sums.
@@ -145,7 +145,7 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
   if (!vec) {
     // Scalar form: one warp per row, lanes strided over the head dim.
     const int warp = tid / 32, lane = tid % 32;
-    for (int r = warp; r < kRowPad; r += kPrepostThreads / 32) {
+    for (int r = warp; r < kTurnRows; r += kPrepostThreads / 32) {
       const int64_t i = row0 + r;
       float dot = 0.f;
       if (i < seq.q_len) {
@@ -159,21 +159,21 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
     }
   }
 
-  // The block's accumulator: kRowPad * kHeadDim contiguous floats (fragment order inside does not
+  // The block's accumulator: kTurnRows * kHeadDim contiguous floats (fragment order inside does not
   // matter for zeroing), 256-byte aligned (workspace base, prow0 a multiple of 64).
   float* acc = ws.dq_acc + prow0 * kHeadDim;
   if constexpr (kVec) {
-    constexpr int kVecs = kRowPad * kHeadDim / 4;
+    constexpr int kVecs = kTurnRows * kHeadDim / 4;
     static_assert(kVecs % kPrepostThreads == 0);
 #pragma unroll
     for (int k = 0; k < kVecs / kPrepostThreads; ++k)
       reinterpret_cast<float4*>(acc)[k * kPrepostThreads + tid] = make_float4(0.f, 0.f, 0.f, 0.f);
   } else {
     // The previous form: one warp per row, 4-byte stores.
-    for (int r = tid / 32; r < kRowPad; r += kPrepostThreads / 32)
+    for (int r = tid / 32; r < kTurnRows; r += kPrepostThreads / 32)
       for (int c = tid % 32; c < kHeadDim; c += 32) acc[r * kHeadDim + c] = 0.f;
   }
-  if (tid == 0) ws.dq_turn[prow0 / kRowPad] = 0;
+  if (tid == 0) ws.dq_turn[prow0 / kTurnRows] = 0;
 }
 
 // One thread per consumer thread of the main kernel: it reads that thread's dQ values of the
@@ -187,7 +187,7 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
   constexpr int kThreads = Cfg::kConsumerThreads;
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
-  const int64_t row0 = int64_t(m_block) * kRowPad;
+  const int64_t row0 = int64_t(m_block) * Cfg::kBlockM;
   if (row0 >= seq.q_len) return;
   const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
   const int tid = threadIdx.x;
@@ -195,7 +195,7 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
   Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(
       make_identity_tensor(Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{}));
   static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
-  static_assert(Cfg::kBlockM == kRowPad);
+  static_assert(kRowPad % Cfg::kBlockM == 0, "a query block stays inside its sequence's padded rows");
   const float* acc = ws.dq_acc + prow0 * kHeadDim + Cfg::dq_frag_offset(tid, 0);
   Element* dq = static_cast<Element*>(p.dq);
   const int rows_left = int(min(seq.q_len - row0, int64_t(Cfg::kBlockM)));

@@ -1,7 +1,7 @@
 // Scratch memory of the sm90 (FA3) backward, shared by its three kernels and the host.
 //
 // Per query head, rows are stored in a "padded" row space: sequence b's rows start at a multiple
-// of kRowPad (one query block) and own round_up(q_len, kRowPad) rows. Padding keeps every query
+// of kRowPad (a whole number of query blocks) and own round_up(q_len, kRowPad) rows. Padding keeps every query
 // block's LSE/D slice 256-byte aligned (the main kernel fetches them with cp.async.bulk, which
 // needs 16-byte aligned, whole-block transfers) and gives rows past a sequence's end defined
 // values (LSE = +inf, D = 0, so P = 0 there) without per-element bounds checks in the main loop.
@@ -14,7 +14,20 @@
 
 namespace fa::cuda::sm90_bwd {
 
-constexpr int kRowPad = 64;  // = the main kernel's kBlockM for every head dim
+// Query rows per step of the main kernel at d64 (BwdConfig::kBlockM): 64 (the default) or 128
+// (-DFA_SM90_BWD_D64_BLOCK_M=128 at compile time: 128 keys x 128 queries per CTA step, wgmmas of
+// N = 128 for S^T/dP^T). Every other head dim uses 64.
+#ifndef FA_SM90_BWD_D64_BLOCK_M
+#define FA_SM90_BWD_D64_BLOCK_M 64
+#endif
+static_assert(FA_SM90_BWD_D64_BLOCK_M == 64 || FA_SM90_BWD_D64_BLOCK_M == 128, "d64 query block: 64 or 128");
+// Padding granularity of the row space: a multiple of every instance's kBlockM, so a query block
+// never reaches into the next sequence's or head's rows.
+constexpr int kRowPad = FA_SM90_BWD_D64_BLOCK_M;
+// Rows per bwd_preprocess CTA and per deterministic-mode turn counter: the smallest kBlockM (a
+// query block of kBlockM rows uses the counter of its first 64 rows).
+constexpr int kTurnRows = 64;
+static_assert(kRowPad % kTurnRows == 0);
 
 FA_HD int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -35,14 +48,14 @@ struct BwdWorkspace {
   float* dq_acc = nullptr;    // [Hq][rows_pad][head_dim] fp32 dQ accumulator (softmax scale not applied)
   float* lse_log2 = nullptr;  // [Hq][rows_pad] LSE * log2(e); +inf for empty rows and padding
   float* dpsum = nullptr;     // [Hq][rows_pad] D = rowsum(dO * O); 0 on padding
-  int* dq_turn = nullptr;     // [Hq][rows_pad / kRowPad] deterministic mode: next key block to add
+  int* dq_turn = nullptr;     // [Hq][rows_pad / kTurnRows] deterministic mode: next key block to add
 };
 
 inline size_t workspace_bytes(const core::AttnParams& p) {
   const int64_t rows = padded_rows(p);
   const int64_t hq = p.heads_q;
   // Every part is a multiple of 256 bytes (rows is a multiple of 64), so each stays aligned.
-  return size_t(hq * rows * (p.head_dim + 2) * 4 + round_up(hq * (rows / kRowPad) * 4, 256));
+  return size_t(hq * rows * (p.head_dim + 2) * 4 + round_up(hq * (rows / kTurnRows) * 4, 256));
 }
 
 inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {

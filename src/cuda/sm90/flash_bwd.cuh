@@ -75,14 +75,16 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     return core::unsupported("the sm90 backward needs 4-byte aligned dk/dv rows; use algo=fa2");
 
   const BwdWorkspace ws = carve_workspace(p, ws_ptr);
+  // preprocess: kTurnRows rows per CTA over the whole padded row space; convert: one query block.
   const int m_blocks = int((p.seqlen_q + kRowPad - 1) / kRowPad);
-  const dim3 grid_rows(m_blocks, p.heads_q, p.batch);
+  const dim3 grid_pre(m_blocks * (kRowPad / kTurnRows), p.heads_q, p.batch);
+  const dim3 grid_rows(int((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM), p.heads_q, p.batch);
   const bool prepost_vec = prepost_vectorized();  // FA_SM90_BWD_PREPOST=scalar: the ablation
   if (m_blocks > 0) {
     if (prepost_vec)
-      bwd_preprocess<Element, kHeadDim, true><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+      bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws);
     else
-      bwd_preprocess<Element, kHeadDim, false><<<grid_rows, kPrepostThreads, 0, stream>>>(p, ws);
+      bwd_preprocess<Element, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws);
   }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
@@ -215,7 +217,14 @@ core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
     }
   }
 #endif
-  return launch_bwd<BwdConfig<Element, kHeadDim>, kMasked, kSoftcap>(p, stream, ws_ptr);
+  // Softcap keeps tanh's derivative per score next to S^T and dP^T: with 128-query steps
+  // (FA_SM90_BWD_D64_BLOCK_M=128) ptxas spilled 112 bytes, so softcap stays at 64 queries (the
+  // workspace's 128-row padding is a multiple of that).
+  if constexpr (kSoftcap && BwdConfig<Element, kHeadDim>::kBlockM == 128)
+    return launch_bwd<BwdConfig<Element, kHeadDim, 0, true, false, true, true, false, 64>, kMasked, kSoftcap>(
+        p, stream, ws_ptr);
+  else
+    return launch_bwd<BwdConfig<Element, kHeadDim>, kMasked, kSoftcap>(p, stream, ws_ptr);
 }
 
 }  // namespace fa::cuda

@@ -84,7 +84,7 @@ using KMajorAtom = std::conditional_t<
 // The defaults are what the instances use; bwd_ablation_*.cu instantiate the others (bf16 d128,
 // and d64 for the two element-wise switches).
 template <typename Element, int kHeadDim_, int kStagesReq = 0, bool kDqTmaReq = true, bool kSplitDReq = false,
-          bool kMaskSplitReq = true, bool kDsStsmReq = true, bool kPrefetchSReq = false>
+          bool kMaskSplitReq = true, bool kDsStsmReq = true, bool kPrefetchSReq = false, int kBlockMReq = 0>
 struct BwdConfig {
   using T = Element;
   static constexpr int kHeadDim = kHeadDim_;
@@ -94,11 +94,19 @@ struct BwdConfig {
   // head dim of dK/dV (and dQ) instead; S^T/dP^T are split by query columns, and P^T goes through
   // smem like dS^T (the dV/dK products become SS).
   static constexpr bool kSplitD = kHeadDim > 128 || kSplitDReq;
-  static constexpr int kBlockM = kRowPad;  // 64 queries per step: the N of S^T
+  // Queries per step (the N of S^T): 64, or at d64 FA_SM90_BWD_D64_BLOCK_M (128: S^T/dP^T are
+  // wgmmas of N = 128 instead of 64, half as many steps, each A operand (K, V) read from smem once
+  // per 128 queries instead of per 64; S^T + dP^T then take 128 accumulator registers per thread
+  // instead of 64, which only d64 (dK + dV = 64) has room for).
+  static constexpr int kBlockM =
+      kBlockMReq > 0 ? kBlockMReq : (kHeadDim == 64 && !kSplitD ? FA_SM90_BWD_D64_BLOCK_M : 64);
+  static_assert(kRowPad % kBlockM == 0 && kBlockM % kTurnRows == 0, "query block vs the workspace's row padding");
+  static_assert(kBlockM == 64 || (kBlockM == 128 && !kSplitD), "128-query steps only in the per-WG-keys form");
   // keys per CTA: one wgmma M (64) per WG, or one shared by both WGs (split-D)
   static constexpr int kBlockN = kSplitD ? 64 : 64 * kConsumerWGs;
-  // Q/dO ring depth. Split-D tiles (32 KB per Q or dO stage at d256) leave room for two only.
-  static constexpr int kStages = kStagesReq > 0 ? kStagesReq : (kSplitD ? 2 : 3);
+  // Q/dO ring depth. Split-D tiles (32 KB per Q or dO stage at d256) leave room for two only, and
+  // so does kBlockM = 128 (64 KB of double-buffered dS^T; three stages would need 229 KB).
+  static constexpr int kStages = kStagesReq > 0 ? kStagesReq : (kSplitD || kBlockM == 128 ? 2 : 3);
   // dQ staging buffer (kBlockM x d fp32: 32 KB at d128) fits beside the ring up to d128 only
   // (d192 split-D would leave ~1 KB of the 227 KB; d256 does not fit).
   static constexpr bool kDqTma = kDqTmaReq && kHeadDim <= 128;
@@ -134,7 +142,9 @@ struct BwdConfig {
   // row pair) per instruction, and with the 128-byte swizzle the four addresses of a thread differ
   // from one base only by an XOR with a constant: 4 STSM + 4 LOP3 per step instead of ~100
   // instructions. Only for the 64-query SW128 dS^T tile of the non-split-D form.
-  static constexpr bool kDsStsm = kDsStsmReq && !kSplitD && kBlockM == 64;
+  // At kBlockM = 128 the tile is two SW128 atoms wide (queries 64..127 in the second, kBlockN rows
+  // further on), which only adds a constant per column pair.
+  static constexpr bool kDsStsm = kDsStsmReq && !kSplitD && (kBlockM == 64 || kBlockM == 128);
   // S^T of the next step is issued right behind this step's dQ product, before its dQ is staged:
   // the tensor pipe then never drains at the step boundary (dQ staging, the loop's bookkeeping and
   // the next step's first wait used to run with nothing queued behind dQ). Costs the next S^T's
@@ -142,7 +152,7 @@ struct BwdConfig {
   // (the next step's Q is loaded while this step's stage is still held). Head dims <= 64 only:
   // at d128 (dK + dV = 128 accumulator registers) ptxas spilled 4 bytes and serialised the wgmmas
   // (C7515) with it; split-D (d192/d256) has even less room.
-  static constexpr bool kPrefetchS = kPrefetchSReq && kStages >= 2 && !kSplitD && kHeadDim <= 64;
+  static constexpr bool kPrefetchS = kPrefetchSReq && kStages >= 2 && !kSplitD && kHeadDim <= 64 && kBlockM == 64;
   // dK/dV epilogue addressed per key row (bwd_main's epilogue); -DFA_SM90_BWD_EPILOGUE_ROWS=0 at
   // compile time restores the per-pair addressing (ablation).
 #ifndef FA_SM90_BWD_EPILOGUE_ROWS
@@ -198,10 +208,20 @@ struct BwdConfig {
       decltype(make_tiled_mma(
           SM90::GMMA::rs_op_selector<T, T, float, Shape<_64, D, BM>, GMMA::Major::K, GMMA::Major::MN>(),
           Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}))>;
-  using MmadQ = decltype(make_tiled_mma(
-      SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kHeadDim / kConsumerWGs>, BN>,
-                                 GMMA::Major::MN, GMMA::Major::MN>(),
-      Layout<Shape<_1, Int<kConsumerWGs>, _1>>{}));
+  // dQ_blk = dS K: the WGs split the head dim (N), or at kBlockM = 128 the queries (M), which
+  // keeps the wgmmas at N = 64 (d64) instead of 32 per WG: half as many, each reading its dS
+  // (A) slice from smem once. Either way each WG's part is a contiguous half of the fragment order.
+  static constexpr bool kDqSplitM = kBlockM == 128;
+  using MmadQ = std::conditional_t<
+      kDqSplitM,
+      decltype(make_tiled_mma(
+          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, D, BN>, GMMA::Major::MN, GMMA::Major::MN>(),
+          Layout<Shape<Int<kConsumerWGs>, _1, _1>>{})),
+      decltype(make_tiled_mma(
+          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kHeadDim / kConsumerWGs>, BN>,
+                                     GMMA::Major::MN, GMMA::Major::MN>(),
+          Layout<Shape<_1, Int<kConsumerWGs>, _1>>{}))>;
+  static_assert(!kDqSplitM || kBlockM == 64 * kConsumerWGs, "one 64-row wgmma per WG");
 
   // Global tensors as TMA sees them: (rows, head dim, heads, batch); varlen: rows are global and
   // batch is 1.
@@ -271,6 +291,14 @@ struct BlockBand {
   __device__ bool allowed(int qi, int kj) const {
     const int d = kj - qi;
     return d >= lo && d <= hi && kj < key_end;
+  }
+  // The same band seen from a thread whose first accumulator element is (key kj_t, query q_t):
+  // allowed(qi - q_t, kj - kj_t) of the result equals allowed(qi, kj) of this one. The per-element
+  // operands are then compile-time offsets, compared against three per-step registers, instead of
+  // one precomputed kj - qi register per element (64 at kBlockM = 128, which spilled).
+  __device__ BlockBand relative(int kj_t, int q_t) const {
+    const int dd = kj_t - q_t;
+    return {lo - dd, hi - dd, key_end - kj_t};
   }
   template <int kBlockM, int kBlockN>
   __device__ bool whole_tile_visible() const {
@@ -458,7 +486,7 @@ __device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, int hk, i
     const int64_t prow_h = int64_t(h) * prm.ws.rows_pad + prow_seq;
     for (int m = m_first; m < m_last; ++m) {
       const int64_t prow = prow_h + int64_t(m) * kBlockM;
-      int* turn = prm.ws.dq_turn + prow / kRowPad;
+      int* turn = prm.ws.dq_turn + prow / kTurnRows;
       const int my_turn = band.dq_turn(m * kBlockM, n_block, kBlockM, Cfg::kBlockN, q_len, descending);
       if (prm.p.deterministic && lane0) {
         while (load_acquire(turn) != my_turn) __nanosleep(32);
@@ -711,6 +739,13 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // the branch is uniform per step; without it, one loop tests need_mask per element.
     auto scores_to_p = [&](auto mask_tile) {
       constexpr bool kMaskTile = decltype(mask_tile)::value;
+      // kBlockM = 128: the mask test in thread-relative coordinates (BlockBand::relative).
+      const int kj_t = get<0>(tScS(0)), q_t = get<1>(tScS(0));
+      const BlockBand rband = band.relative(kj_t, q_t);
+      auto visible = [&](int qi, int kj) {
+        if constexpr (kBlockM == 128) return rband.allowed(qi - q_t, kj - kj_t);
+        else return band.allowed(qi, kj);
+      };
       CUTE_UNROLL
       for (int i = 0; i < size(tSrS); ++i) {
         const int kj = get<0>(tScS(i)), qi = get<1>(tScS(i));
@@ -729,11 +764,11 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
         if constexpr (Cfg::kMaskSplit && !kSoftcap) {
           // One FFMA instead of FMUL + FADD (the mask select no longer sits between them).
           pr = exp2f(fmaf(tSrS(i), prm.scale_log2, -lse[qi]));
-          if (kMaskTile && !band.allowed(qi, kj)) pr = 0.f;
+          if (kMaskTile && !visible(qi, kj)) pr = 0.f;
         } else if constexpr (Cfg::kMaskSplit) {
-          pr = (kMaskTile && !band.allowed(qi, kj)) ? 0.f : exp2f(x - lse[qi]);
+          pr = (kMaskTile && !visible(qi, kj)) ? 0.f : exp2f(x - lse[qi]);
         } else {
-          if (need_mask && !band.allowed(qi, kj)) x = -INFINITY;
+          if (need_mask && !visible(qi, kj)) x = -INFINITY;
           pr = exp2f(x - lse[qi]);
         }
         tSrS(i) = pr;
@@ -779,12 +814,16 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     if constexpr (Cfg::kDsStsm) {
       // rdS as 16 packed pairs: register 2j + h holds rows 8h + lane/4, query columns
       // 8j + 2(lane%4) + {0, 1} (the wgmma accumulator layout), i.e. matrix (h, j) of stmatrix.
-      static_assert(decltype(size(rdS))::value == 32, "64 x 64 S^T tile per WG");
+      // Query columns 64.. (kBlockM = 128) are in the second SW128 atom column, kBlockN * 64
+      // elements further on; the offsets added are multiples of 1024 bytes, so the XOR (bits 4-6)
+      // applies to them unchanged.
+      static_assert(decltype(size(rdS))::value == kBlockM / 2, "64 keys x kBlockM queries per WG");
       Tensor rdS32 = recast<uint32_t>(rdS);
       const uint32_t base = ds_base + uint32_t(buf) * uint32_t(kBlockN * kBlockM * sizeof(T));
       CUTE_UNROLL
-      for (int j = 0; j < 8; j += 2)
-        stmatrix_x4(base ^ uint32_t(16 * j), rdS32(2 * j), rdS32(2 * j + 1), rdS32(2 * j + 2), rdS32(2 * j + 3));
+      for (int j = 0; j < kBlockM / 8; j += 2)
+        stmatrix_x4((base + uint32_t((j / 8) * kBlockN * 64 * sizeof(T))) ^ uint32_t(16 * (j % 8)), rdS32(2 * j),
+                    rdS32(2 * j + 1), rdS32(2 * j + 2), rdS32(2 * j + 3));
     } else {
       copy(copy_ds, thr_copy_ds.retile_S(rdS), tdSsdS(_, _, _, buf));
     }
@@ -841,7 +880,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       // too: they are padding of this (head, sequence) that nobody reads, and their dS is 0.
       const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + i0;
       float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
-      int* turn = prm.ws.dq_turn + prow / kRowPad;
+      int* turn = prm.ws.dq_turn + prow / kTurnRows;
       int my_turn = 0;
       if (p.deterministic) {
         my_turn = cta_band.dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
