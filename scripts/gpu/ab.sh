@@ -56,7 +56,7 @@ for t in "${tests2[@]}"; do
   IFS='@' read -r envs filter <<<"$t"
   echo "### tests with ${envs:-no env}: $filter"
   # shellcheck disable=SC2086
-  env $envs timeout "${TESTS2_TIMEOUT_S:-120}" build/tests/fa_tests_cuda --gtest_filter="$filter" --gtest_brief=1 \
+  env $envs timeout "${TESTS2_TIMEOUT_S:-120}" "${BUILD_DIR:-build}/tests/fa_tests_cuda" --gtest_filter="$filter" --gtest_brief=1 \
     >"/tmp/ab_tests2.log" 2>&1
   echo "rc=$?"
   grep -E "^\[  FAILED  \]|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]|tests? ran" /tmp/ab_tests2.log | head -12
