@@ -139,6 +139,8 @@ std::vector<Case> grid_cases() {
   // 8. Several waves on 132 SMs.
   v.push_back(mk(BF16, 128, 4, 40, 40, 1000, 1000));
   v.push_back(causal(mk(FP16, 128, 4, 40, 8, 1000, 1000)));
+  // d64 too (~10 tiles per persistent CTA: the FA3 forward's two Q slots wrap several times).
+  v.push_back(causal(mk(BF16, 64, 4, 40, 8, 1000, 1000)));
   // 9. Varlen: empty q and k sequences, seqused_k, windows, packed.
   v.push_back(causal(varlen(mk(BF16, 128, 0, 4, 2, 0, 0), {0, 17, 1000, 1, 0, 300}, {5, 17, 1200, 0, 0, 300})));
   v.push_back(causal(varlen(mk(BF16, 128, 0, 4, 2, 0, 0), {0, 17, 1000, 1, 0, 300}, {5, 17, 1200, 0, 0, 300},

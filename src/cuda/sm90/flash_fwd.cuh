@@ -12,7 +12,8 @@
 //                       shared memory (wgmma SS), masking and online softmax in registers,
 //                       O += P·V with P from registers (wgmma RS, V read through an MN-major view),
 //                       then the epilogue (O / l → bf16/fp16; each warpgroup stages its 64 rows in
-//                       shared memory and one thread TMA-stores them; LSE stored directly).
+//                       shared memory by stmatrix and one thread TMA-stores them; LSE stored
+//                       directly).
 // Synchronisation: mbarriers only between roles — each ring slot (Q's too) has a full (TMA
 // transaction) and an empty (256 consumer arrivals) barrier; Q's slot is released after the
 // tile's last Q·Kᵀ. `setmaxnreg` hands the producer's registers to the consumers. Switches
@@ -108,6 +109,16 @@ constexpr unsigned kAll = kIntraWgOverlap | kPingPong | kPersistent | kTmaStore 
 }  // namespace fwd_feature
 
 struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epilogue
+
+// O staging of the TMA-store epilogue: 1 = stmatrix.x4 (16 columns × 16 rows per warp and
+// instruction) at 32-bit shared addresses from SmemLayoutOHalf; 0 = one 32-bit store per column
+// pair through CuTe's tensor, which compiled to generic 64-bit-addressed stores with the swizzle
+// redone per store (32 stores per thread at d128; the epilogue was ~1000 instructions per warp,
+// ~420 with stmatrix), in the gap between tiles that ping-pong does not hide.
+// Layout check: scripts/check_sm90_fwd_layout.cu.
+#ifndef FA_SM90_FWD_O_STSM
+#define FA_SM90_FWD_O_STSM 1
+#endif
 
 template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap,
           unsigned kFeatures = fwd_feature::kAll>
@@ -826,6 +837,14 @@ struct FwdKernel {
     return (tc.head << shift) + (row & ((1 << shift) - 1));
   }
 
+  // Byte offset in the (1024-byte aligned) SmemLayoutOHalf buffer of the row that `lane` addresses
+  // for stmatrix number j (columns 16j..16j+15): row `row`, column half lane >> 4. The GMMA atoms'
+  // swizzle acts on byte addresses (smem_ptr_flag), so it is applied to the unswizzled byte offset.
+  CUTE_HOST_DEVICE static uint32_t o_stsm_offset(int row, int j, int lane) {
+    constexpr SmemLayoutOHalf l{};
+    return uint32_t(l.layout_a()(int(sizeof(Element)) * int(l.layout_b()(row, j * 16 + (lane >> 4) * 8))));
+  }
+
   // TMA-store epilogue of one consumer warpgroup: its 64 rows go registers → its half of the O
   // buffer (same swizzle as Q, so the 32-bit pair stores of a warp hit distinct banks) → one
   // thread issues the store. TMA clips rows beyond the sequence (batch form only).
@@ -843,12 +862,28 @@ struct FwdKernel {
     // (long done by now: a whole tile's mainloop ran in between).
     if (leader) tma_store_wait<0>();
     cutlass::arch::NamedBarrier::sync(128, barrier);
+    if constexpr (FA_SM90_FWD_O_STSM != 0) {
+      // Registers 4j..4j+3 (values 8j..8j+7: rows r, r+8 of columns 16j..16j+15) are the four
+      // 8×8 matrices of instruction j; lane L addresses row L & 15, column half L >> 4 of them.
+      const int lane = int(threadIdx.x) % 32;
+      const int row = (int(threadIdx.x) % 128) / 32 * 16 + (lane & 15);
+      const uint32_t base = cast_smem_ptr_to_uint(ss.o.data() + consumer_wg * cosize_v<SmemLayoutOHalf>);
 #pragma unroll
-    for (int i = 0; i < size(cO); i += 2) {
-      const int row = get<0>(cO(i)) - consumer_wg * kWgRows;
-      const int col = get<1>(cO(i));
-      *reinterpret_cast<cutlass::Array<Element, 2>*>(&sO(row, col)) =
-          *reinterpret_cast<cutlass::Array<Element, 2> const*>(&rO(i));
+      for (int j = 0; j < kHeadDim / 16; ++j) {
+        auto r = [&](int m) { return *reinterpret_cast<uint32_t const*>(&rO(8 * j + 2 * m)); };
+        const uint32_t addr = base + o_stsm_offset(row, j, lane);
+        asm volatile("stmatrix.sync.aligned.x4.m8n8.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                     "r"(r(0)), "r"(r(1)), "r"(r(2)), "r"(r(3))
+                     : "memory");
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < size(cO); i += 2) {
+        const int row = get<0>(cO(i)) - consumer_wg * kWgRows;
+        const int col = get<1>(cO(i));
+        *reinterpret_cast<cutlass::Array<Element, 2>*>(&sO(row, col)) =
+            *reinterpret_cast<cutlass::Array<Element, 2> const*>(&rO(i));
+      }
     }
     // Generic-proxy writes → visible to the async proxy (TMA), then all 128 writers done.
     cutlass::arch::fence_view_async_shared();

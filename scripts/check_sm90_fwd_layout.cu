@@ -1,0 +1,67 @@
+// Host-side check of the O staging layout that the sm90 forward's stmatrix epilogue assumes
+// (FwdKernel::store_o_tma with kOStsm, src/cuda/sm90/flash_fwd.cuh), against CuTe's own partitions.
+// No GPU needed:
+//   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src \
+//        -isystem .deps/cutlass/include -x cu scripts/check_sm90_fwd_layout.cu -o /tmp/fwd_layout_check
+//   /tmp/fwd_layout_check      (exit status 0 and "ok" per head dim)
+// For every consumer thread and every value i of its O accumulator (CuTe's partition_C of the P·V
+// TiledMma gives its (row, col) in the tile): the kernel packs values (2k, 2k+1) into 32-bit
+// register k, stores registers 4j..4j+3 with stmatrix.x4 number j, lane L giving the byte address
+// o_stsm_offset(L's row, j) (bytes); matrix q = k % 4 of that instruction is addressed by lanes 8q..8q+7
+// (row r of the matrix by lane 8q + r), and thread t's register goes to row t / 4, elements
+// 2 (t % 4), +1. The check recomputes where that puts each value and compares with the address of
+// (row - 64 · warpgroup, col) in CuTe's swizzled SmemLayoutOHalf.
+#include <cstdio>
+#include <cstdlib>
+
+#include "cuda/sm90/flash_fwd.cuh"
+
+using namespace cute;
+using namespace fa::cuda::sm90;
+
+template <int D, bool kMasked>
+int check() {
+  using T = cutlass::bfloat16_t;
+  using K = FwdKernel<T, D, kMasked, kMasked>;
+  static_assert(K::kTmaStoreO, "only instances with the TMA-store epilogue stage O in shared memory");
+  using L = typename K::SmemLayoutOHalf;
+  T* mem = static_cast<T*>(std::aligned_alloc(1024, cosize_v<L> * sizeof(T)));
+  Tensor sO = make_tensor(make_smem_ptr(mem), L{});
+  typename K::TiledMmaPV mma;
+  int bad = 0;
+  for (int tid = 0; tid < K::kConsumerThreads; ++tid) {
+    Tensor c = mma.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<K::kBlockM>, Int<D>>{}));
+    const int vals = int(size(c));
+    if (vals != D / 2) return printf("d%d: O fragment has %d values, expected %d\n", D, vals, D / 2), 1;
+    const int lane = tid % 32, wg = tid / 128, warp = (tid % 128) / 32;
+    for (int i = 0; i < vals; ++i) {
+      const int row = get<0>(c(i)) - wg * K::kWgRows, col = get<1>(c(i));
+      const int k = i / 2, e = i % 2;      // register (values 2k, 2k+1), element in it
+      const int j = k / 4, q = k % 4;      // stmatrix instruction, matrix
+      const int src = 8 * q + lane / 4;    // the lane giving the address of this thread's matrix row
+      const uint32_t addr = K::o_stsm_offset(warp * 16 + (src & 15), j, src) +
+                            uint32_t(sizeof(T)) * uint32_t(2 * (lane % 4) + e);
+      const uint32_t want = uint32_t(reinterpret_cast<char*>(&sO(row, col)) - reinterpret_cast<char*>(mem));
+      if (addr != want && bad++ < 5)
+        printf("d%d: tid %d value %d (row %d, col %d) at %u, CuTe %u\n", D, tid, i, row, col, addr, want);
+    }
+  }
+  // Register k of the kernel is &rO(2k) read as 32 bits: (2k, 2k+1) must be adjacent in memory.
+  Tensor acc = partition_fragment_C(mma, Shape<Int<K::kBlockM>, Int<D>>{});
+  Tensor r = make_tensor<T>(acc.layout());
+  for (int k = 0; k < D / 4; ++k)
+    if (&r(2 * k + 1) != &r(2 * k) + 1 && bad++ < 5) printf("d%d: values %d, %d not adjacent\n", D, 2 * k, 2 * k + 1);
+  std::free(mem);
+  printf("d%d%s: %s\n", D, kMasked ? " masked" : "", bad ? "MISMATCH" : "ok");
+  return bad ? 1 : 0;
+}
+
+int main() {
+  int bad = 0;
+  bad += check<64, false>();
+  bad += check<64, true>();
+  bad += check<96, false>();
+  bad += check<128, false>();
+  bad += check<128, true>();
+  return bad ? 1 : 0;
+}
