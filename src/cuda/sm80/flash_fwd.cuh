@@ -8,7 +8,8 @@
 //   Q tile  --cp.async--> smem (once) --ldmatrix--> registers (per k-slice of Q·K^T)
 //   K, V    --cp.async--> smem, one buffer each      --ldmatrix(.trans for V)--> registers
 //   S = Q·K^T in fp32 registers; online softmax on the fragments (quad shuffles for row max),
-//   O rescaled only when a row max grew by more than 2^8 (warp vote; FragmentSoftmax::update_lazy);
+//   O rescaled only in warps where some row max grew (warp vote, FragmentSoftmax::update_lazy<0>;
+//   exact: the skipped factors are all 1);
 //   P converted to fp16/bf16 in registers is the A operand of O += P·V (no smem round trip);
 //   O divided by the row sum once at the end, staged through smem (Q's tile) for 16-byte stores.
 // Key blocks run from the last to the first, so the partially masked blocks (sequence end, causal
@@ -58,6 +59,27 @@ namespace sm80 {
 #endif
 // 1: lean steps address K/V from one per-thread pointer plus warp-uniform row offsets
 // (load_full_block); 0: CuTe's partition of each block (per-row 64-bit offsets held in registers).
+// 1 (with LAZY_RESCALE=0): the exact form of the conditional rescale (update_lazy<0>): O is
+// multiplied only in warps where some row's max grew, every row then by its true factor, so P and O
+// are those of update() (a skipped block is one whose factors are all exactly 1). 0: update(), the
+// rescale inline. The branch matters more for registers than for the FMULs it skips: with the
+// rescale inline ptxas interleaves the O FMULs with the P·V MMAs and spills (sm_90a bf16, with
+// PIN_ROW_SUM and OPAQUE_ADDR on: d128 84 B with 0, 16 B with 1).
+#ifndef FA_SM80_FWD_SKIP_UNCHANGED_RESCALE
+#define FA_SM80_FWD_SKIP_UNCHANGED_RESCALE 1
+#endif
+// 1: the row sums of P are complete before P·V starts (FragmentSoftmax pin_sum): otherwise ptxas
+// sinks them past P·V and the block's fp32 P stays live beside acc_o (d128: 64 registers).
+#ifndef FA_SM80_FWD_PIN_ROW_SUM
+#define FA_SM80_FWD_PIN_ROW_SUM 1
+#endif
+// 1: each step rebuilds its per-thread smem/gmem addresses from an opaque copy of tid, so the
+// compiler cannot hoist them (one register per swizzled k-slice and per K/V row) out of the loop.
+// Costs a few integer instructions per key block. sm_90a bf16 with SKIP_UNCHANGED_RESCALE and
+// PIN_ROW_SUM: d128 spills 68 B -> 16 B.
+#ifndef FA_SM80_FWD_OPAQUE_ADDR
+#define FA_SM80_FWD_OPAQUE_ADDR 1
+#endif
 #ifndef FA_SM80_FWD_THREAD_BASE_LOADS
 #define FA_SM80_FWD_THREAD_BASE_LOADS 1
 #endif
@@ -114,6 +136,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr bool kSPrefetch = FA_SM80_FWD_S_PREFETCH != 0;
   constexpr bool kSplitSteps = FA_SM80_FWD_SPLIT_STEPS != 0;
   constexpr bool kLazyRescale = FA_SM80_FWD_LAZY_RESCALE != 0;
+  constexpr bool kSkipUnchangedRescale = FA_SM80_FWD_SKIP_UNCHANGED_RESCALE != 0;
+  constexpr bool kOpaqueAddr = FA_SM80_FWD_OPAQUE_ADDR != 0;
+  constexpr bool kPinSum = FA_SM80_FWD_PIN_ROW_SUM != 0;
   constexpr bool kThreadBaseLoads = FA_SM80_FWD_THREAD_BASE_LOADS != 0;
 
   const int m_block = sw.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
@@ -211,27 +236,52 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   // every row of the tile, so its step has neither predicates nor mask code.
   auto step = [&](int n, auto boundary_tag, bool apply_mask) {
     constexpr bool kBoundary = decltype(boundary_tag)::value;
+    // Per-thread addressing, rebuilt where it is used from an opaque copy of tid
+    // (FA_SM80_FWD_OPAQUE_ADDR): otherwise the compiler hoists every per-thread address (one per
+    // k-slice for the swizzled ldmatrix reads, one per row for the K/V loads) out of the loop and
+    // keeps it live across all of it.
+    auto thread_id = [&] {
+      int t = tid;
+      if constexpr (kOpaqueAddr) asm volatile("" : "+r"(t));
+      return t;
+    };
+    // cp.async of block `blk` of K or V (base, row stride) into `dst_tile`.
+    auto load_kv = [&](const Element* base, const Element* thr_base, int64_t row_stride, auto& dst_tile,
+                       int blk, auto boundary) {
+      auto gthr = gmem_copy.get_thread_slice(thread_id());
+      Tensor dst = gthr.partition_D(dst_tile);
+      Tensor coord = gthr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+      if constexpr (decltype(boundary)::value) {
+        Tensor src = make_tensor(make_gmem_ptr(base + int64_t(blk) * kBlockN * row_stride),
+                                 Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(row_stride, _1{}));
+        load_rows(gmem_copy, gthr.partition_S(src), dst, coord, k_len - blk * kBlockN);
+      } else if constexpr (kThreadBaseLoads) {
+        const Element* thr =
+            kOpaqueAddr ? base + get<0>(coord(0, 0, 0)) * row_stride + get<1>(coord(0, 0, 0)) : thr_base;
+        load_full_block(thr, row_stride, blk * kBlockN, dst, coord);
+      } else {
+        Tensor src = make_tensor(make_gmem_ptr(base + int64_t(blk) * kBlockN * row_stride),
+                                 Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(row_stride, _1{}));
+        copy(gmem_copy, gthr.partition_S(src), dst);
+      }
+    };
     Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
     clear(acc_s);
     cp_async_wait<0>();
     __syncthreads();
     const int col0 = n * kBlockN;
-    if constexpr (kBoundary) {
-      load_rows(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV, tKVcKV, k_len - col0);
-    } else {
-      if constexpr (kThreadBaseLoads) {
-        load_full_block(v_thr, v_row_stride, col0, tVsV, tKVcKV);
-      } else {
-        copy(gmem_copy, gmem_thr.partition_S(gV_block(n)), tVsV);
-      }
-    }
+    load_kv(v_base, v_thr, v_row_stride, sV, n, boundary_tag);
     cp_async_fence();
 
     // FA_SM80_FWD_S_PREFETCH=0 drops the explicit one-slice-ahead ldmatrix of Q·K^T (ptxas
     // hoists loads itself); measured on sm_90a d128: the same spills either way (168 B with the
     // old single loop body, 36 B now), so it stays on.
-    gemm_ss<kSPrefetch>(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k,
-                        smem_thr_q, smem_thr_k);
+    {
+      auto smem_thr_q_s = smem_copy_q.get_thread_slice(thread_id());
+      auto smem_thr_k_s = smem_copy_k.get_thread_slice(thread_id());
+      gemm_ss<kSPrefetch>(acc_s, tSrQ, tSrK, smem_thr_q_s.partition_S(sQ), smem_thr_k_s.partition_S(sK),
+                          tiled_mma, smem_copy_q, smem_copy_k, smem_thr_q_s, smem_thr_k_s);
+    }
 
     Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
     if constexpr (kSoftcap) {
@@ -245,23 +295,16 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     __syncthreads();
     if (n > n_block_min) {
       // Block n-1 is below a full block, so it is full too: only a boundary step predicates.
-      if constexpr (kBoundary) {
-        load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK, tKVcKV,
-                  k_len - col0 + kBlockN);
-      } else {
-        if constexpr (kThreadBaseLoads) {
-          load_full_block(k_thr, k_row_stride, col0 - kBlockN, tKsK, tKVcKV);
-        } else {
-          copy(gmem_copy, gmem_thr.partition_S(gK_block(n - 1)), tKsK);
-        }
-      }
+      load_kv(k_base, k_thr, k_row_stride, sK, n - 1, boundary_tag);
       cp_async_fence();
     }
 
     if constexpr (kLazyRescale) {
-      softmax.update_lazy(s_rc, acc_o_rc, score_scale.log2);
+      softmax.template update_lazy<8, kPinSum>(s_rc, acc_o_rc, score_scale.log2);
+    } else if constexpr (kSkipUnchangedRescale) {
+      softmax.template update_lazy<0, kPinSum>(s_rc, acc_o_rc, score_scale.log2);
     } else {
-      softmax.template update<false>(s_rc, acc_o_rc, score_scale.log2);
+      softmax.template update<false, kPinSum>(s_rc, acc_o_rc, score_scale.log2);
     }
 
     Tensor p_frag = convert_fragment<Element>(acc_s);
@@ -271,9 +314,10 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     CUTE_UNROLL
     for (int c = 0; c < kPvChunks; ++c) {
       Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
-      Tensor tOsVt_chunk = smem_thr_v.partition_S(
+      auto smem_thr_v_s = smem_copy_v.get_thread_slice(thread_id());
+      Tensor tOsVt_chunk = smem_thr_v_s.partition_S(
           local_tile(sVt, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(c, 0)));
-      gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v);
+      gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v_s);
     }
   };
 

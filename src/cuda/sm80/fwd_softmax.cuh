@@ -73,6 +73,20 @@ CUTE_DEVICE void mask_scores(S& s, Coord const& coord, const core::Mask& mask, i
   }
 }
 
+// kPinSum: the row sums of a block are computed before the caller's P·V MMAs. Left alone, ptxas
+// sinks the FADDs of the sum past P·V (nothing needs the sum earlier), which keeps all fp32 P values
+// of the block live beside their fp16/bf16 copies and acc_o: at d128 that is 64 registers more at
+// the peak. pin_sum makes the row's first P value depend on the sum through an opaque 0
+// (sum · 0 in inline PTX, which ptxas cannot fold: it is NaN for an infinite sum), so the
+// conversion of P, and every MMA that reads it, waits for the sum. P + 0 = P exactly (the sum of
+// at most kBlockN values <= 1 is finite); cost: one FMUL and one FADD per row and block.
+template <class S>
+CUTE_DEVICE void pin_sum(S& s, int r, float sum) {
+  float zero;
+  asm("mul.f32 %0, %1, 0f00000000;" : "=f"(zero) : "f"(sum));
+  s(r, 0) += zero;
+}
+
 // Running max and (thread-partial) sum of each of a thread's kRows rows. Normalisation is deferred:
 // O accumulates sum_j exp(s_j - m) v_j and is divided by the row sum once, in finalize().
 template <int kRows>
@@ -90,7 +104,7 @@ struct FragmentSoftmax {
 
   // Folds one block of scores s into the state; on return s holds P = exp(s - m_new) and o has been
   // rescaled by exp(m_old - m_new). kFirst: the state is empty, so there is nothing to rescale.
-  template <bool kFirst, class S, class O>
+  template <bool kFirst, bool kPinSum = false, class S, class O>
   CUTE_DEVICE void update(S& s, O& o, float scale_log2) {
     static_assert(decltype(size<0>(s))::value == kRows);
     CUTE_UNROLL
@@ -115,24 +129,27 @@ struct FragmentSoftmax {
         s(r, c) = exp2f(s(r, c) * scale_log2 - m_scaled);
         sum += s(r, c);
       }
+      if constexpr (kPinSum) pin_sum(s, r, sum);
       row_sum[r] = kFirst ? sum : row_sum[r] + sum;
     }
   }
 
-  // update() with a stale reference max: O, row_sum and the exponent offset move to a new row max
-  // only when some row of the warp has grown by more than kHeadroomLog2 (exp2 units) since its last
-  // move; otherwise the block's P = exp2(s·scale - m_ref) is at most 2^kHeadroomLog2 and O is left
-  // alone. Exact in real arithmetic (O and row_sum share the reference, finalize divides it out);
-  // in floating point P only gains exponent: P <= 2^8 keeps its relative precision in fp16/bf16,
-  // and the sums it feeds (row_sum, O) are fp32.
-  // The skip is warp-uniform (vote), so the common case issues no FMUL on O at all: the rescale of
-  // a d128 O fragment is 128 FMULs per key block and keeps the O registers busy between the two
-  // GEMMs. Rows that have seen only masked keys keep m = -inf as in update().
-  static constexpr float kHeadroomLog2 = 8.f;
-
-  template <class S, class O>
+  // update() with the O rescale behind a warp-uniform branch. kHeadroomLog2 > 0 (the "lazy" form):
+  // the reference max moves only when some row of the warp has grown by more than 2^kHeadroomLog2
+  // (exp2 units) since its last move; otherwise the block's P = exp2(s·scale - m_ref) is at most
+  // 2^kHeadroomLog2 and O is left alone. Exact in real arithmetic (O and row_sum share the
+  // reference, finalize divides it out), but P > 1 for the dominant keys is rounded to fp16/bf16
+  // where the reference's P = 1 is exact: on the H200 that failed the 2x rule in ~1% of cases.
+  // kHeadroomLog2 == 0 (the "skip unchanged" form): the branch is taken whenever any row of the warp
+  // has a larger max (compared unscaled, so exactly), and then every row moves to its true max, so
+  // P and O are those of update(); a skipped block is one where every row's factor is exactly 1.
+  // Either way the branch keeps the 128 FMULs on a d128 O fragment (and their scheduling into the
+  // P·V MMAs) out of the fall-through path, which the register allocator handles with fewer spills.
+  // Rows that have seen only masked keys keep m = -inf as in update().
+  template <int kHeadroomLog2 = 8, bool kPinSum = false, class S, class O>
   CUTE_DEVICE void update_lazy(S& s, O& o, float scale_log2) {
     static_assert(decltype(size<0>(s))::value == kRows);
+    static_assert(kHeadroomLog2 >= 0);
     float block_max[kRows];
     bool grow = false;
     CUTE_UNROLL
@@ -141,8 +158,12 @@ struct FragmentSoftmax {
       CUTE_UNROLL
       for (int c = 1; c < size<1>(s); ++c) m = fmaxf(m, s(r, c));
       block_max[r] = quad_max(m);
-      // -inf > -inf + 8 is false: a row with no visible key yet stays at -inf.
-      grow |= block_max[r] * scale_log2 > row_max[r] * scale_log2 + kHeadroomLog2;
+      // -inf > -inf (+ h) is false: a row with no visible key yet stays at -inf.
+      if constexpr (kHeadroomLog2 == 0) {
+        grow |= block_max[r] > row_max[r];
+      } else {
+        grow |= block_max[r] * scale_log2 > row_max[r] * scale_log2 + float(kHeadroomLog2);
+      }
     }
     // A loop of at most one trip rather than an if: ptxas if-converts an if of this size into
     // ~180 predicated instructions that issue on every block; a loop keeps the branch. The asm
@@ -155,7 +176,9 @@ struct FragmentSoftmax {
       for (int r = 0; r < kRows; ++r) {
         const float m_new = fmaxf(row_max[r], block_max[r]);
         const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;
-        const float rescale_o = exp2f(row_max[r] * scale_log2 - m_scaled);
+        float rescale_o = exp2f(row_max[r] * scale_log2 - m_scaled);
+        // An unchanged row multiplies by exactly 1 (the FFMA above may leave a rounding residue).
+        if constexpr (kHeadroomLog2 == 0) rescale_o = m_new == row_max[r] ? 1.f : rescale_o;
         row_sum[r] *= rescale_o;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(o); ++c) o(r, c) *= rescale_o;
@@ -171,6 +194,7 @@ struct FragmentSoftmax {
         s(r, c) = exp2f(s(r, c) * scale_log2 - m_scaled);
         sum += s(r, c);
       }
+      if constexpr (kPinSum) pin_sum(s, r, sum);
       row_sum[r] += sum;
     }
   }

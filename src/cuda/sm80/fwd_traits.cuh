@@ -20,10 +20,11 @@ namespace fa::cuda::sm80 {
 //   d 192/256: 128 x 64, 8 warps (one 16-row slab each): O at 32 rows/warp would not fit.
 // 128 query rows per CTA halve K/V re-reads from L2 compared with 64 (all query blocks of a head
 // stream the same K/V).
-// At 4 warps ptxas reports 255 registers for d ≤ 128. With the lean/boundary loop steps, the lazy
-// O rescale and per-thread K/V pointers (flash_fwd.cuh) the sm_90a spills are 0 B at d64 and d96
-// (masked), 36 B at d128 and 124 B at d128 masked (was 168 / 188 B): loop-invariant ldmatrix
-// addresses (the swizzle gives every k-slice its own base register) reloaded once per key block.
+// At 4 warps ptxas reports 242-255 registers for d ≤ 128. With the lean/boundary loop steps, the
+// exact conditional O rescale, row sums pinned before P·V and per-step (opaque) addressing
+// (flash_fwd.cuh: FA_SM80_FWD_SKIP_UNCHANGED_RESCALE, _PIN_ROW_SUM, _OPAQUE_ADDR) the sm_90a bf16
+// spills are 0 B at d32-d96, d192 and d256 and 16 B (d128) / 52 B (d128 masked) at d128 (were
+// 176 / 268 B with the inline rescale): loop-invariant values the boundary step needs.
 // 8 warps remove them at the cost of twice the K/V ldmatrix traffic per FLOP. Build with
 // -DFA_SM80_FWD_WARPS_SMALL_D=8 to measure that trade.
 #ifndef FA_SM80_FWD_WARPS_SMALL_D
@@ -32,11 +33,22 @@ namespace fa::cuda::sm80 {
 #ifndef FA_SM80_FWD_D128_BLOCK_N
 #define FA_SM80_FWD_D128_BLOCK_N 64  // keys per step at d 96/128 (32 still spills 136 B at d128)
 #endif
+// Query rows per CTA of the masked (causal/local) instances at d 192/256. 128 (8 warps, 128 KB of
+// smem at d256: one CTA per SM) is the default. 64 (4 warps, one 16-row slab each; 96 KB at d256,
+// two CTAs per SM) is the alternative for short causal sequences: twice the CTAs over the same
+// work, the diagonal's partly masked blocks cover half as many rows, and two CTAs per SM let one
+// CTA's softmax overlap the other's MMAs. Cost: every query block re-reads K/V, twice the L2->smem
+// traffic per FLOP, and 4 warps per CTA. Unmasked instances keep 128.
+#ifndef FA_SM80_FWD_WIDE_D_MASKED_BLOCK_M
+#define FA_SM80_FWD_WIDE_D_MASKED_BLOCK_M 128
+#endif
 template <int kHeadDim, bool kMasked>
 struct FwdTileSize {
-  static constexpr int kBlockM = 128;
+  static constexpr bool kNarrowM = kHeadDim > 128 && kMasked && FA_SM80_FWD_WIDE_D_MASKED_BLOCK_M == 64;
+  static_assert(FA_SM80_FWD_WIDE_D_MASKED_BLOCK_M == 64 || FA_SM80_FWD_WIDE_D_MASKED_BLOCK_M == 128);
+  static constexpr int kBlockM = kNarrowM ? 64 : 128;
   static constexpr int kBlockN = (kHeadDim == 96 || kHeadDim == 128) ? FA_SM80_FWD_D128_BLOCK_N : 64;
-  static constexpr int kNWarps = kHeadDim <= 128 ? FA_SM80_FWD_WARPS_SMALL_D : 8;
+  static constexpr int kNWarps = kHeadDim <= 128 ? FA_SM80_FWD_WARPS_SMALL_D : (kNarrowM ? 4 : 8);
 };
 
 template <typename Element_, int kHeadDim_, int kBlockM_, int kBlockN_, int kNWarps_>
