@@ -19,10 +19,10 @@ using namespace fa::cuda::sm90_bwd;
 template <int D, int BlockM = 0>
 int check() {
   using Cfg = BwdConfig<cutlass::bfloat16_t, D, 0, true, false, true, true, false, BlockM>;
-  constexpr int kVals = Cfg::kBlockM / 2;  // S^T values per thread (64 keys x kBlockM queries per WG)
+  constexpr int kVals = Cfg::kSdPValues;  // S^T values per thread (64 keys x kBlockM (split-D: /2) queries per WG)
   using T = cutlass::bfloat16_t;
   int bad = 0;
-  // 1. dS^T stores (the split-D form keeps the CuTe copy)
+  // 1. dS^T (and split-D P^T, same layout) stores
   if constexpr (Cfg::kDsStsm) {
   T* mem = static_cast<T*>(std::aligned_alloc(1024, 2 * cosize_v<typename Cfg::SmemLayoutdSt> * sizeof(T)));
   Tensor sdSt = make_tensor(make_smem_ptr(mem), typename Cfg::SmemLayoutdSt{});
@@ -38,9 +38,8 @@ int check() {
         const int k = i / 2, e = i % 2;             // packed register, element in it
         const int j = (k / 4) * 2, q = k % 4;       // stmatrix instruction (column pair), matrix
         const int src_lane = 8 * q + lane / 4;      // the lane giving the address of our row
-        const uint32_t lane_base = uint32_t(
-            ((tid / 32) * 16 + ((src_lane / 8) % 2) * 8 + src_lane % 8) * 128 +
-            ((((src_lane / 8) / 2) ^ (src_lane % 8)) * 16));  // ds_stsm_lane_base without the smem base
+        // ds_stsm_lane_base without the smem base, of the lane giving the address
+        const uint32_t lane_base = ds_stsm_lane_offset<Cfg::kSplitD>((tid & ~31) | src_lane);
         const uint32_t base = lane_base + uint32_t(buf * Cfg::kBlockN * Cfg::kBlockM * sizeof(T));
         const uint32_t col_base = base + uint32_t((j / 8) * Cfg::kBlockN * 64 * sizeof(T));  // 2nd atom column
         const uint32_t addr = (col_base ^ uint32_t(16 * (j % 8))) + uint32_t(2 * (2 * (lane % 4) + e));

@@ -28,7 +28,11 @@
 // We work on S^T rather than S ("swap AB") so that the accumulators of S^T/dP^T have keys as rows:
 // exactly the A-operand register layout of the dV/dK products, which then need no smem round trip.
 // Head dims 192/256 use a "split-D" tile instead (BwdConfig::kSplitD): 64 keys shared by both WGs,
-// S^T/dP^T split by query columns, dK/dV/dQ split by head dim, P^T and dS^T both via smem (SS).
+// S^T/dP^T split by query columns, dK/dV/dQ split by head dim, P^T and dS^T both via smem (SS,
+// stored by stmatrix). There dV is issued as soon as P^T is in smem and dQ before dK, so that the
+// dS^T phase and the dQ REDs (no room for the TMA staging buffer) run under wgmmas
+// (BwdConfig::kDvEarly, kDqFirst), and causal grids launch in a grouped longest-first order
+// (cta_coord).
 //
 // Synchronisation: per stage a "Q full" and a "dO full" transaction barrier (producer arms them
 // with the byte count, TMA completes them) and an "empty" barrier that all consumer threads
@@ -141,10 +145,43 @@ struct BwdConfig {
   // stmatrix.x4 stores four 8x8 bf16 matrices (8 registers' worth of a 64-key x 64-query WG tile
   // row pair) per instruction, and with the 128-byte swizzle the four addresses of a thread differ
   // from one base only by an XOR with a constant: 4 STSM + 4 LOP3 per step instead of ~100
-  // instructions. Only for the 64-query SW128 dS^T tile of the non-split-D form.
-  // At kBlockM = 128 the tile is two SW128 atoms wide (queries 64..127 in the second, kBlockN rows
-  // further on), which only adds a constant per column pair.
-  static constexpr bool kDsStsm = kDsStsmReq && !kSplitD && (kBlockM == 64 || kBlockM == 128);
+  // instructions. For the 64-query SW128 dS^T tile; at kBlockM = 128 the tile is two SW128 atoms
+  // wide (queries 64..127 in the second, kBlockN rows further on), which only adds a constant per
+  // column pair. Split-D (d192/d256, FA_SM90_BWD_SPLITD_STSM, default 1): each WG holds 64 keys x
+  // 32 queries of the same 64 x 64 SW128 tile, so P^T and dS^T are 2 STSM each, from a base that
+  // also XORs in the WG's query half (ds_stsm_lane_base); 0 keeps the CuTe copy there.
+#ifndef FA_SM90_BWD_SPLITD_STSM
+#define FA_SM90_BWD_SPLITD_STSM 1
+#endif
+  static constexpr bool kDsStsm =
+      kDsStsmReq && (kSplitD ? (FA_SM90_BWD_SPLITD_STSM != 0 && kHeadDim > 128 && kBlockM == 64)
+                             : (kBlockM == 64 || kBlockM == 128));
+  // S^T / dP^T values per consumer thread (64 keys x kBlockM queries per WG, or 64 x kBlockM/2 in
+  // split-D).
+  static constexpr int kSdPValues = kBlockN * kBlockM / kConsumerThreads;
+  // Split-D (d192/d256) order of the three SS products of a step, FA_SM90_BWD_SPLITD_ORDER:
+  //   0  after dS^T is in smem: dV, dK, dQ; wait for all; then the dQ REDs (the tensor pipe idles
+  //      through the dS phase, the barrier and the REDs: 16 red.v4 per thread at d256)
+  //   1  after dS^T: dQ, dV, dK; the REDs as soon as dQ retires, under dV and dK (kDqFirst)
+  //   2  (default) as 1, and dV issued right after P^T is in smem (its own named barrier), so it
+  //      runs under the dS^T phase, which then waits for dP^T with dV still in flight (kDvEarly)
+  // Registers are the same in all three (dQ's accumulators were already in flight beside dK/dV's).
+  // Only at head dims above 128 (the split_d ablation at d128 keeps order 0 and its TMA dQ path).
+#ifndef FA_SM90_BWD_SPLITD_ORDER
+#define FA_SM90_BWD_SPLITD_ORDER 2
+#endif
+  static_assert(FA_SM90_BWD_SPLITD_ORDER >= 0 && FA_SM90_BWD_SPLITD_ORDER <= 2, "split-D order: 0, 1 or 2");
+  static constexpr bool kDqFirst = kSplitD && kHeadDim > 128 && FA_SM90_BWD_SPLITD_ORDER >= 1;
+  static constexpr bool kDvEarly = kSplitD && kHeadDim > 128 && FA_SM90_BWD_SPLITD_ORDER >= 2;
+  // CTA launch order for right-bounded masks (causal, sliding window), FA_SM90_BWD_CTA_ORDER:
+  // 1 (default, head dims above 128) lets the launcher pick BwdParams::cta_group (cta_coord): key
+  // blocks of a few heads interleaved, the longest (lowest) key blocks first. 0: blockIdx as is,
+  // every head's key blocks in turn, so the last head's longest CTA starts in the grid's last
+  // wave(s). Never in the deterministic mode (its order of CTAs is what makes its waits safe).
+#ifndef FA_SM90_BWD_CTA_ORDER
+#define FA_SM90_BWD_CTA_ORDER 1
+#endif
+  static constexpr bool kGroupedOrder = kHeadDim > 128 && FA_SM90_BWD_CTA_ORDER != 0;
   // S^T of the next step is issued right behind this step's dQ product, before its dQ is staged:
   // the tensor pipe then never drains at the step boundary (dQ staging, the loop's bookkeeping and
   // the next step's first wait used to run with nothing queued behind dQ). Costs the next S^T's
@@ -266,6 +303,8 @@ struct BwdParams {
   float scale_log2;   // softmax scale * log2(e)
   float cap_inv;      // softmax scale / softcap (softcap on)
   float cap_log2;     // softcap * log2(e)
+  int cta_group = 0;  // > 0 (Cfg::kGroupedOrder): CTA order in groups of this many (KV head,
+                      // sequence) pairs, key block major within a group (cta_coord); 0: blockIdx
 };
 
 // Query blocks [first, last) with a row that sees a key of [n0, n1) (n1 clipped to k_len). The
@@ -452,10 +491,23 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t smem_addr, uint32_t r0, uin
 // 8(j + q/2)..; the column pair j (even) then only XORs 16*j into the address, as the row part is a
 // multiple of 128 bytes and the swizzled chunk is (j + q/2) ^ r = j ^ (q/2 ^ r). Checked against
 // CuTe's dS^T tensor by scripts/check_sm90_bwd_layout.cu.
-__device__ __forceinline__ uint32_t ds_stsm_lane_base(const void* ds_smem, int tid) {
+// kSplitD (64 keys x 64 queries, WG w holds all 64 keys and queries 32w..32w+31): the warp's rows
+// are (tid/32 % 4)*16.., and the query chunk is 4w + j + q/2 with disjoint bits (j in {0, 2}), so
+// the WG's half is one more XOR (4w ^ ...) in the base and j still XORs 16*j.
+template <bool kSplitD = false>
+FA_HD uint32_t ds_stsm_lane_offset(int tid) {
   const int lane = tid % 32, q = lane / 8, r = lane % 8;
-  const int row = (tid / 32) * 16 + (q % 2) * 8 + r;  // key row: WG w's warps cover 64w..64w+63
-  return uint32_t(__cvta_generic_to_shared(ds_smem)) + uint32_t(row * 128 + (((q / 2) ^ r) * 16));
+  if constexpr (kSplitD) {
+    const int row = ((tid / 32) % 4) * 16 + (q % 2) * 8 + r;
+    return uint32_t(row * 128 + ((((q / 2) ^ r) ^ (4 * (tid / 128))) * 16));
+  } else {
+    const int row = (tid / 32) * 16 + (q % 2) * 8 + r;  // key row: WG w's warps cover 64w..64w+63
+    return uint32_t(row * 128 + (((q / 2) ^ r) * 16));
+  }
+}
+template <bool kSplitD = false>
+__device__ __forceinline__ uint32_t ds_stsm_lane_base(const void* ds_smem, int tid) {
+  return uint32_t(__cvta_generic_to_shared(ds_smem)) + ds_stsm_lane_offset<kSplitD>(tid);
 }
 
 // a if kFirst, else b (both lvalues; picks a tensor at compile time without a copy).
@@ -467,7 +519,8 @@ __device__ __forceinline__ auto& select_ref(A& a, B& b) {
 
 // Named barriers (0 is __syncthreads). DqFull/DqEmpty: the consumers and the dQ warp hand the dQ
 // staging buffer back and forth (the two WGs are in step anyway: DsWritten).
-enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4 };
+// PtWritten: split-D with kDvEarly, both WGs' P^T halves are in smem (dV reads them).
+enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4, PtWritten = 5 };
 
 // The dQ warp (kDqTma): per step, waits until the consumers have staged dQ_blk in smem, has the
 // TMA unit add it to the fp32 accumulator (cp.reduce.async.bulk .add.f32: the consumers issue no
@@ -529,6 +582,42 @@ __device__ __forceinline__ int key_block_index(const core::AttnParams& p) {
   return kMasked && p.deterministic && p.window_right >= 0 ? int(nx - 1 - x) : int(x);
 }
 
+struct CtaCoord {
+  int n_block, hk, b;
+};
+
+// This CTA's (key block, KV head, sequence). By default (key_block_index, blockIdx.y, blockIdx.z).
+// With prm.cta_group = G > 0 the linear block index L (x fastest) is read in groups of G (KV head,
+// sequence) pairs (the last group may be smaller, gs): within a group, key block L' / gs of pair
+// L' % gs, so the G pairs' key block 0 come first, then their key block 1, ... With a causal mask
+// key block n has (n_blocks - n) query blocks to do: each group is launched longest first, and a
+// group of ~2 waves of CTAs keeps the tail short while the CTAs resident at a time still share
+// the few heads' Q, dO and dQ accumulator in L2. Every field is read through volatile asm (see
+// key_block_index), so the epilogue can call this again instead of keeping the values live.
+template <class Cfg, bool kMasked>
+__device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm) {
+  if constexpr (Cfg::kGroupedOrder) {
+    const int G = prm.cta_group;
+    if (G > 0) {
+      uint32_t x, y, z, nx, ny, nz;
+      asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
+      asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
+      asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(z));
+      asm volatile("mov.u32 %0, %%nctaid.x;\n" : "=r"(nx));
+      asm volatile("mov.u32 %0, %%nctaid.y;\n" : "=r"(ny));
+      asm volatile("mov.u32 %0, %%nctaid.z;\n" : "=r"(nz));
+      // The launcher sets G only when nx * ny * nz fits in an int.
+      const int lin = int(x + nx * (y + ny * z));
+      const int pairs = int(ny * nz), per_group = G * int(nx);
+      const int g = lin / per_group, w = lin - g * per_group;
+      const int gs = min(G, pairs - g * G);
+      const int pair = g * G + w % gs;
+      return {w / gs, pair % int(ny), pair / int(ny)};
+    }
+  }
+  return {key_block_index<kMasked>(prm.p), int(blockIdx.y), int(blockIdx.z)};
+}
+
 template <class Cfg, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
 bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
@@ -543,8 +632,8 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
   // Deterministic mode with a right-bounded mask: descending key blocks (CtaBand::dq_turn).
   const bool dq_descending = kMasked && p.deterministic && p.window_right >= 0;
-  const int n_block = key_block_index<kMasked>(p);
-  const int hk = blockIdx.y, b = blockIdx.z;
+  const CtaCoord cc = cta_coord<Cfg, kMasked>(prm);
+  const int n_block = cc.n_block, hk = cc.hk, b = cc.b;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t n0 = int64_t(n_block) * kBlockN;
   if (n0 >= seq.k_len) return;  // varlen: this sequence has fewer key blocks than the grid
@@ -687,8 +776,25 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // Split-D only: P^T in smem (the SS operands of dV/dK are partitioned where used).
   Tensor sPt = make_tensor(make_smem_ptr(ss.pt.data()), typename Cfg::SmemLayoutdSt{});
 
-  // kDsStsm: the lane's dS^T stmatrix address (buffer 0, column pair 0); unused otherwise.
-  const uint32_t ds_base = Cfg::kDsStsm ? ds_stsm_lane_base(ss.ds.data(), tid) : 0u;
+  // kDsStsm: the lane's dS^T stmatrix address (buffer 0, column pair 0); unused otherwise. P^T
+  // (split-D) sits at a compile-time distance from dS^T in the same layout.
+  const uint32_t ds_base = Cfg::kDsStsm ? ds_stsm_lane_base<Cfg::kSplitD>(ss.ds.data(), tid) : 0u;
+  const uint32_t pt_from_ds =
+      uint32_t(reinterpret_cast<const char*>(ss.pt.data()) - reinterpret_cast<const char*>(ss.ds.data()));
+  // One S^T-shaped bf16 tile (P^T or dS^T) to smem buffer `buf` by stmatrix. The packed register
+  // 2j + h holds rows 8h + lane/4, query columns 8j + 2(lane%4) + {0, 1} (the wgmma accumulator
+  // layout), i.e. matrix (h, j) of stmatrix. Query columns 64.. (kBlockM = 128) are in the second
+  // SW128 atom column, kBlockN * 64 elements further on; the offsets added are multiples of 1024
+  // bytes, so the XOR (bits 4-6) applies to them unchanged.
+  auto stsm_tile = [&](uint32_t tile_base, auto& r, int buffer) {
+    static_assert(decltype(size(r))::value == Cfg::kSdPValues, "one S^T accumulator's worth");
+    Tensor r32 = recast<uint32_t>(r);
+    const uint32_t base = tile_base + uint32_t(buffer) * uint32_t(kBlockN * kBlockM * sizeof(T));
+    CUTE_UNROLL
+    for (int j = 0; j < Cfg::kSdPValues / 4; j += 2)
+      stmatrix_x4((base + uint32_t((j / 8) * kBlockN * 64 * sizeof(T))) ^ uint32_t(16 * (j % 8)), r32(2 * j),
+                  r32(2 * j + 1), r32(2 * j + 2), r32(2 * j + 3));
+  };
 
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
 
@@ -787,13 +893,29 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
       wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
     } else {
-      Tensor tPsPt = thr_copy_ds.partition_D(sPt);
-      copy(copy_ds, thr_copy_ds.retile_S(rP), tPsPt(_, _, _, buf));  // dV waits for both halves
+      // P^T to smem: dV reads both WGs' query halves.
+      if constexpr (Cfg::kDsStsm) {
+        stsm_tile(ds_base + pt_from_ds, rP, buf);
+      } else {
+        Tensor tPsPt = thr_copy_ds.partition_D(sPt);
+        copy(copy_ds, thr_copy_ds.retile_S(rP), tPsPt(_, _, _, buf));
+      }
+      if constexpr (Cfg::kDvEarly) {
+        // dV as soon as both halves of P^T are in smem: it runs while dS^T is computed and stored.
+        // The double-buffered P^T needs no second barrier for its reuse: a WG writes buffer b
+        // again two steps on, after passing the other WG's next PtWritten, which that WG reaches
+        // only after waiting for all of its wgmmas of this step (this dV among them).
+        cutlass::arch::fence_view_async_shared();
+        consumer_sync(int(BarrierId::PtWritten), kConsumerThreads);
+        Tensor tdVrPt = thr_dkv.partition_fragment_A(sPt);  // (MMA, MMA_M, MMA_K, buffers)
+        wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
+      }
     }
 
     if constexpr (kOverlap) {
-      // dP^T is done (batches retire in order); dV may still run (split-D issued none)
-      warpgroup_wait<Cfg::kSplitD ? 0 : 1>();
+      // dP^T is done (batches retire in order); dV may still run (split-D issued none, or with
+      // kDvEarly the SS one just above)
+      warpgroup_wait<(Cfg::kSplitD && !Cfg::kDvEarly) ? 0 : 1>();
       CUTE_UNROLL
       for (int i = 0; i < size(tSrS); ++i) {
         const int qi = get<1>(tScS(i));
@@ -812,34 +934,23 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // dS^T to smem for dQ (both WGs read both halves). The fence makes the generic-proxy stores
     // visible to the async proxy (wgmma reads smem through it).
     if constexpr (Cfg::kDsStsm) {
-      // rdS as 16 packed pairs: register 2j + h holds rows 8h + lane/4, query columns
-      // 8j + 2(lane%4) + {0, 1} (the wgmma accumulator layout), i.e. matrix (h, j) of stmatrix.
-      // Query columns 64.. (kBlockM = 128) are in the second SW128 atom column, kBlockN * 64
-      // elements further on; the offsets added are multiples of 1024 bytes, so the XOR (bits 4-6)
-      // applies to them unchanged.
-      static_assert(decltype(size(rdS))::value == kBlockM / 2, "64 keys x kBlockM queries per WG");
-      Tensor rdS32 = recast<uint32_t>(rdS);
-      const uint32_t base = ds_base + uint32_t(buf) * uint32_t(kBlockN * kBlockM * sizeof(T));
-      CUTE_UNROLL
-      for (int j = 0; j < kBlockM / 8; j += 2)
-        stmatrix_x4((base + uint32_t((j / 8) * kBlockN * 64 * sizeof(T))) ^ uint32_t(16 * (j % 8)), rdS32(2 * j),
-                    rdS32(2 * j + 1), rdS32(2 * j + 2), rdS32(2 * j + 3));
+      stsm_tile(ds_base, rdS, buf);
     } else {
       copy(copy_ds, thr_copy_ds.retile_S(rdS), tdSsdS(_, _, _, buf));
     }
     cutlass::arch::fence_view_async_shared();
     consumer_sync(int(BarrierId::DsWritten), kConsumerThreads);
-    if constexpr (Cfg::kSplitD) {
-      // Both query halves of P^T and dS^T are in smem now.
-      Tensor tdVrPt = thr_dkv.partition_fragment_A(sPt);  // (MMA, MMA_M, MMA_K, buffers)
-      Tensor tdKrdSt = thr_dkv.partition_fragment_A(sdSt);
-      wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
-      wgmma_batch<false>(mma_dkv, tdKrdSt(_, _, _, buf), tdKrQ(_, _, _, stage), tdKrdK);
-    }
-
     Tensor tdQrdQ = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
     static_assert(decltype(size(tdQrdQ))::value == Cfg::kDqFragValues);
-    wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
+    if constexpr (Cfg::kSplitD) {
+      // Both query halves of P^T and dS^T are in smem now (FA_SM90_BWD_SPLITD_ORDER: the order).
+      Tensor tdVrPt = thr_dkv.partition_fragment_A(sPt);  // (MMA, MMA_M, MMA_K, buffers)
+      Tensor tdKrdSt = thr_dkv.partition_fragment_A(sdSt);
+      if constexpr (Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
+      if constexpr (!Cfg::kDvEarly) wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
+      wgmma_batch<false>(mma_dkv, tdKrdSt(_, _, _, buf), tdKrQ(_, _, _, stage), tdKrdK);
+    }
+    if constexpr (!Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
     if constexpr (kPrefetchS) {
       // Wait for dV/dK first (their register operands P^T, dS^T are then free), so that only
       // dQ's and the next S^T's accumulators are in flight, then queue the next S^T behind dQ.
@@ -853,52 +964,65 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       if (steps_left > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_q[next], next == 0 ? phase ^ 1 : phase);
       wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, next), tSrS);
       warpgroup_wait<1>();  // dQ done; the next S^T may still run
-    } else {
+    } else if constexpr (!Cfg::kDqFirst) {
       warpgroup_wait<0>();
     }
-    // Every wgmma reading this stage's Q/dO has retired: hand the stage back to the producer.
-    cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
 
-    if constexpr (Cfg::kDqTma) {
-      // dQ_blk to the staging buffer (fragment order, conflict-free 16-byte stores) once the dQ
-      // warp has finished reading our previous one; it issues the reduce-add (and in the
-      // deterministic mode waits for its turn) while we go on with the next step.
-      consumer_sync(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
-      // The thread index is re-read (volatile) so that this address is not kept live across
-      // the loop in a register the softcap variant does not have.
-      uint32_t tid_now;
-      asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
-      float* sdq = ss.dq.data() + Cfg::dq_frag_offset(int(tid_now) - 128, 0);
-      CUTE_UNROLL
-      for (int i = 0; i < size(tdQrdQ); i += 4)
-        *reinterpret_cast<float4*>(sdq + i * 128) =
-            make_float4(tdQrdQ(i), tdQrdQ(i + 1), tdQrdQ(i + 2), tdQrdQ(i + 3));
-      cutlass::arch::fence_view_async_shared();  // generic-proxy stores -> the TMA unit's reads
-      named_arrive(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
+    // dQ_blk to the fp32 accumulator in the workspace (staged for the dQ warp, or REDs).
+    auto add_dq = [&]() {
+      if constexpr (Cfg::kDqTma) {
+        // dQ_blk to the staging buffer (fragment order, conflict-free 16-byte stores) once the dQ
+        // warp has finished reading our previous one; it issues the reduce-add (and in the
+        // deterministic mode waits for its turn) while we go on with the next step.
+        consumer_sync(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
+        // The thread index is re-read (volatile) so that this address is not kept live across
+        // the loop in a register the softcap variant does not have.
+        uint32_t tid_now;
+        asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
+        float* sdq = ss.dq.data() + Cfg::dq_frag_offset(int(tid_now) - 128, 0);
+        CUTE_UNROLL
+        for (int i = 0; i < size(tdQrdQ); i += 4)
+          *reinterpret_cast<float4*>(sdq + i * 128) =
+              make_float4(tdQrdQ(i), tdQrdQ(i + 1), tdQrdQ(i + 2), tdQrdQ(i + 3));
+        cutlass::arch::fence_view_async_shared();  // generic-proxy stores -> the TMA unit's reads
+        named_arrive(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
+      } else {
+        // dQ_blk added to the fp32 accumulator from registers. Rows past the sequence end are added
+        // too: they are padding of this (head, sequence) that nobody reads, and their dS is 0.
+        const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + i0;
+        float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
+        int* turn = prm.ws.dq_turn + prow / kTurnRows;
+        int my_turn = 0;
+        if (p.deterministic) {
+          my_turn = cta_band.dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
+          if (tid == 0)
+            while (load_acquire(turn) != my_turn) __nanosleep(32);
+          consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
+        }
+        // One base pointer plus compile-time offsets (folded into the REDs' immediates).
+        float* gdq = dq_blk + Cfg::dq_frag_offset(tid, 0);
+        CUTE_UNROLL
+        for (int i = 0; i < size(tdQrdQ); i += 4)
+          red_add_v4(gdq + i * 128, tdQrdQ(i), tdQrdQ(i + 1), tdQrdQ(i + 2), tdQrdQ(i + 3));
+        if (p.deterministic) {
+          // The barrier orders every consumer's REDs before thread 0's release store (the same
+          // pattern as CUTLASS's GenericBarrier), so no thread needs a full fence of its own.
+          consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
+          if (tid == 0) store_release(turn, my_turn + 1);
+        }
+      }
+    };
+    if constexpr (Cfg::kDqFirst) {
+      // dQ has retired (and the early dV, which was issued before it); dK (and with order 1 dV)
+      // still runs while the REDs are issued. The stage goes back once those retire too.
+      warpgroup_wait<Cfg::kDvEarly ? 1 : 2>();
+      add_dq();
+      warpgroup_wait<0>();
+      cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
     } else {
-      // dQ_blk added to the fp32 accumulator from registers. Rows past the sequence end are added
-      // too: they are padding of this (head, sequence) that nobody reads, and their dS is 0.
-      const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + i0;
-      float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
-      int* turn = prm.ws.dq_turn + prow / kTurnRows;
-      int my_turn = 0;
-      if (p.deterministic) {
-        my_turn = cta_band.dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
-        if (tid == 0)
-          while (load_acquire(turn) != my_turn) __nanosleep(32);
-        consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
-      }
-      // One base pointer plus compile-time offsets (folded into the REDs' immediates).
-      float* gdq = dq_blk + Cfg::dq_frag_offset(tid, 0);
-      CUTE_UNROLL
-      for (int i = 0; i < size(tdQrdQ); i += 4)
-        red_add_v4(gdq + i * 128, tdQrdQ(i), tdQrdQ(i + 1), tdQrdQ(i + 2), tdQrdQ(i + 3));
-      if (p.deterministic) {
-        // The barrier orders every consumer's REDs before thread 0's release store (the same
-        // pattern as CUTLASS's GenericBarrier), so no thread needs a full fence of its own.
-        consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
-        if (tid == 0) store_release(turn, my_turn + 1);
-      }
+      // Every wgmma reading this stage's Q/dO has retired: hand the stage back to the producer.
+      cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
+      add_dq();
     }
 
     if constexpr (kPrefetchS) warpgroup_wait<0>();  // the next step's S^T (see above)
@@ -914,7 +1038,10 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
   T* dk = static_cast<T*>(p.dk);
   T* dv = static_cast<T*>(p.dv);
-  const int64_t n0_epi = int64_t(key_block_index<kMasked>(p)) * kBlockN;  // = n0, recomputed
+  const CtaCoord ce = cta_coord<Cfg, kMasked>(prm);  // = (n_block, hk, b), recomputed
+  const int64_t n0_epi = int64_t(ce.n_block) * kBlockN;         // = n0
+  const int b_e = ce.b, hk_e = ce.hk;
+  const core::SeqInfo seq_e = Cfg::kGroupedOrder ? core::seq_info(p, b_e) : seq;
   if constexpr (Cfg::kEpilogueRows) {
     // The thread's values sit in two key rows (kj0, kj0 + 8) at columns c0 + 8j + {0, 1}: value
     // i = e + 2h + 4j of the one-atom wgmma accumulator (checked against the MMA partition by
@@ -926,9 +1053,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     CUTE_UNROLL
     for (int h = 0; h < 2; ++h) {
       const int64_t key = n0_epi + kj0 + 8 * h;
-      if (key < seq.k_len) {
-        T* dk_row = dk + p.dk_str.offset(b, seq.k_start + key, hk) + c0;
-        T* dv_row = dv + p.dv_str.offset(b, seq.k_start + key, hk) + c0;
+      if (key < seq_e.k_len) {
+        T* dk_row = dk + p.dk_str.offset(b_e, seq_e.k_start + key, hk_e) + c0;
+        T* dv_row = dv + p.dv_str.offset(b_e, seq_e.k_start + key, hk_e) + c0;
         CUTE_UNROLL
         for (int i = 2 * h; i < size(tdKrdK); i += 4) {
           store_pair(dk_row + 8 * (i / 4), tdKrdK(i) * p.scale, tdKrdK(i + 1) * p.scale);
@@ -941,10 +1068,10 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     for (int i = 0; i < size(tdKrdK); i += 2) {
       const int kj = get<0>(tdKVc(i)), c = get<1>(tdKVc(i));
       const int64_t key = n0_epi + kj;
-      if (key < seq.k_len) {
-        store_pair(dk + p.dk_str.offset(b, seq.k_start + key, hk) + c, tdKrdK(i) * p.scale,
+      if (key < seq_e.k_len) {
+        store_pair(dk + p.dk_str.offset(b_e, seq_e.k_start + key, hk_e) + c, tdKrdK(i) * p.scale,
                    tdKrdK(i + 1) * p.scale);
-        store_pair(dv + p.dv_str.offset(b, seq.k_start + key, hk) + c, tdVrdV(i), tdVrdV(i + 1));
+        store_pair(dv + p.dv_str.offset(b_e, seq_e.k_start + key, hk_e) + c, tdVrdV(i), tdVrdV(i + 1));
       }
     }
   }
