@@ -59,26 +59,30 @@ namespace sm80 {
 #endif
 // 1: lean steps address K/V from one per-thread pointer plus warp-uniform row offsets
 // (load_full_block); 0: CuTe's partition of each block (per-row 64-bit offsets held in registers).
-// 1 (with LAZY_RESCALE=0): the exact form of the conditional rescale (update_lazy<0>): O is
+// On (with LAZY_RESCALE=0): the exact form of the conditional rescale (update_lazy<0>): O is
 // multiplied only in warps where some row's max grew, every row then by its true factor, so P and O
-// are those of update() (a skipped block is one whose factors are all exactly 1). 0: update(), the
+// are those of update() (a skipped block is one whose factors are all exactly 1). Off: update(), the
 // rescale inline. The branch matters more for registers than for the FMULs it skips: with the
 // rescale inline ptxas interleaves the O FMULs with the P·V MMAs and spills (sm_90a bf16, with
-// PIN_ROW_SUM and OPAQUE_ADDR on: d128 84 B with 0, 16 B with 1).
+// PIN_ROW_SUM and OPAQUE_ADDR on: d128 84 B off, 16 B on).
+// SKIP_UNCHANGED_RESCALE, PIN_ROW_SUM and OPAQUE_ADDR take the largest head dim they apply to
+// (0: none, 256: all), because what they buy differs by head dim: they were written against the
+// d96/d128 spills, and at d256, where the old body did not spill much, the H200 measured them at
+// 5-6% slower as a set (session 4, LOG.md).
 #ifndef FA_SM80_FWD_SKIP_UNCHANGED_RESCALE
-#define FA_SM80_FWD_SKIP_UNCHANGED_RESCALE 1
+#define FA_SM80_FWD_SKIP_UNCHANGED_RESCALE 256
 #endif
-// 1: the row sums of P are complete before P·V starts (FragmentSoftmax pin_sum): otherwise ptxas
+// On: the row sums of P are complete before P·V starts (FragmentSoftmax pin_sum): otherwise ptxas
 // sinks them past P·V and the block's fp32 P stays live beside acc_o (d128: 64 registers).
 #ifndef FA_SM80_FWD_PIN_ROW_SUM
-#define FA_SM80_FWD_PIN_ROW_SUM 1
+#define FA_SM80_FWD_PIN_ROW_SUM 256
 #endif
-// 1: each step rebuilds its per-thread smem/gmem addresses from an opaque copy of tid, so the
+// On: each step rebuilds its per-thread smem/gmem addresses from an opaque copy of tid, so the
 // compiler cannot hoist them (one register per swizzled k-slice and per K/V row) out of the loop.
 // Costs a few integer instructions per key block. sm_90a bf16 with SKIP_UNCHANGED_RESCALE and
 // PIN_ROW_SUM: d128 spills 68 B -> 16 B.
 #ifndef FA_SM80_FWD_OPAQUE_ADDR
-#define FA_SM80_FWD_OPAQUE_ADDR 1
+#define FA_SM80_FWD_OPAQUE_ADDR 256
 #endif
 #ifndef FA_SM80_FWD_THREAD_BASE_LOADS
 #define FA_SM80_FWD_THREAD_BASE_LOADS 1
@@ -136,9 +140,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr bool kSPrefetch = FA_SM80_FWD_S_PREFETCH != 0;
   constexpr bool kSplitSteps = FA_SM80_FWD_SPLIT_STEPS != 0;
   constexpr bool kLazyRescale = FA_SM80_FWD_LAZY_RESCALE != 0;
-  constexpr bool kSkipUnchangedRescale = FA_SM80_FWD_SKIP_UNCHANGED_RESCALE != 0;
-  constexpr bool kOpaqueAddr = FA_SM80_FWD_OPAQUE_ADDR != 0;
-  constexpr bool kPinSum = FA_SM80_FWD_PIN_ROW_SUM != 0;
+  constexpr bool kSkipUnchangedRescale = kHeadDim <= FA_SM80_FWD_SKIP_UNCHANGED_RESCALE;
+  constexpr bool kOpaqueAddr = kHeadDim <= FA_SM80_FWD_OPAQUE_ADDR;
+  constexpr bool kPinSum = kHeadDim <= FA_SM80_FWD_PIN_ROW_SUM;
   constexpr bool kThreadBaseLoads = FA_SM80_FWD_THREAD_BASE_LOADS != 0;
 
   const int m_block = sw.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);

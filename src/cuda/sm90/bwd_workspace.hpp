@@ -14,11 +14,12 @@
 
 namespace fa::cuda::sm90_bwd {
 
-// Query rows per step of the main kernel at d64 (BwdConfig::kBlockM): 64 (the default) or 128
-// (-DFA_SM90_BWD_D64_BLOCK_M=128 at compile time: 128 keys x 128 queries per CTA step, wgmmas of
-// N = 128 for S^T/dP^T). Every other head dim uses 64.
+// Query rows per step of the main kernel at d64 (BwdConfig::kBlockM): 128 (the default: 128 keys x
+// 128 queries per CTA step, wgmmas of N = 128 for S^T/dP^T) or 64 (-DFA_SM90_BWD_D64_BLOCK_M=64).
+// Every other head dim uses 64. H200, session 4, bf16 d64 against cuDNN in the same run: 0.99-1.09x
+// (geomean 1.04) with 128, 0.88-0.99x with 64 in the session-3 grid.
 #ifndef FA_SM90_BWD_D64_BLOCK_M
-#define FA_SM90_BWD_D64_BLOCK_M 64
+#define FA_SM90_BWD_D64_BLOCK_M 128
 #endif
 static_assert(FA_SM90_BWD_D64_BLOCK_M == 64 || FA_SM90_BWD_D64_BLOCK_M == 128, "d64 query block: 64 or 128");
 // Padding granularity of the row space: a multiple of every instance's kBlockM, so a query block
