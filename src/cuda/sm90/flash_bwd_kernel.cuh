@@ -178,10 +178,12 @@ struct BwdConfig {
   // blocks of a few heads interleaved, the longest (lowest) key blocks first. 0: blockIdx as is,
   // every head's key blocks in turn, so the last head's longest CTA starts in the grid's last
   // wave(s). Never in the deterministic mode (its order of CTAs is what makes its waits safe).
+  // 2: at every head dim (an experiment for d64-d128; their registers were checked spill-free).
 #ifndef FA_SM90_BWD_CTA_ORDER
 #define FA_SM90_BWD_CTA_ORDER 1
 #endif
-  static constexpr bool kGroupedOrder = kHeadDim > 128 && FA_SM90_BWD_CTA_ORDER != 0;
+  static constexpr bool kGroupedOrder =
+      (kHeadDim > 128 && FA_SM90_BWD_CTA_ORDER != 0) || FA_SM90_BWD_CTA_ORDER == 2;
   // S^T of the next step is issued right behind this step's dQ product, before its dQ is staged:
   // the tensor pipe then never drains at the step boundary (dQ staging, the loop's bookkeeping and
   // the next step's first wait used to run with nothing queued behind dQ). Costs the next S^T's
