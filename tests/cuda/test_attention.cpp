@@ -141,6 +141,10 @@ std::vector<Case> grid_cases() {
   v.push_back(causal(mk(FP16, 128, 4, 40, 8, 1000, 1000)));
   // d64 too (~10 tiles per persistent CTA: the FA3 forward's two Q slots wrap several times).
   v.push_back(causal(mk(BF16, 64, 4, 40, 8, 1000, 1000)));
+  // d256 / d192 (~4-6 tiles per CTA: the FA3 forward reloads its Q slot right after a tile's last
+  // Q·Kᵀ, under that tile's last P·V; narrow-kBlockN builds have two Q slots that wrap).
+  v.push_back(mk(BF16, 256, 8, 16, 4, 512, 512));
+  v.push_back(causal(mk(BF16, 192, 4, 24, 8, 1000, 1000)));
   // 9. Varlen: empty q and k sequences, seqused_k, windows, packed.
   v.push_back(causal(varlen(mk(BF16, 128, 0, 4, 2, 0, 0), {0, 17, 1000, 1, 0, 300}, {5, 17, 1200, 0, 0, 300})));
   v.push_back(causal(varlen(mk(BF16, 128, 0, 4, 2, 0, 0), {0, 17, 1000, 1, 0, 300}, {5, 17, 1200, 0, 0, 300},

@@ -116,6 +116,11 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // redone per store (32 stores per thread at d128; the epilogue was ~1000 instructions per warp,
 // ~420 with stmatrix), in the gap between tiles that ping-pong does not hide.
 // Layout check: scripts/check_sm90_fwd_layout.cu.
+// Q descriptors from a warp-uniform warpgroup index (see consume_tile); 0 = from the thread index.
+#ifndef FA_SM90_FWD_Q_DESC_UNIFORM
+#define FA_SM90_FWD_Q_DESC_UNIFORM 1
+#endif
+
 #ifndef FA_SM90_FWD_O_STSM
 #define FA_SM90_FWD_O_STSM 1
 #endif
@@ -138,6 +143,7 @@ struct FwdKernel {
   using Tile = FwdTile<kHeadDim, kMasked>;
   static constexpr int kHeadDimC = kHeadDim;
   static constexpr bool kMaskedC = kMasked;
+  static constexpr bool kEarlyQRelease = FA_SM90_FWD_EARLY_Q_RELEASE != 0;  // see fwd_tile_config.hpp
   static constexpr int kBlockM = Tile::kBlockM;
   static constexpr int kBlockN = Tile::kBlockN;
   static constexpr int kStages = Tile::kStages;
@@ -196,17 +202,24 @@ struct FwdKernel {
   static constexpr uint32_t kBytesO = kBlockM * kHeadDim * sizeof(Element);
   // The TMA-store epilogue needs its own O buffer (reusing Q's would hold the next tile's Q load
   // until the store has read it, which is the overlap the persistent loop exists for). d192/d256
-  // have no room for it (tile table): they keep the direct stores.
-  static constexpr bool kTmaStoreO = (kFeatures & fwd_feature::kTmaStore) != 0 &&
-                                     kBytesQ + 2 * kStages * kBytesKV + kBytesO + 1024 <= 227 * 1024;
+  // have no room for it (tile table): they keep the direct stores (O in global memory directly).
+  static constexpr uint32_t kBytesRing = 2 * kStages * kBytesKV;  // K and V rings
   // Q slots (FA_SM90_FWD_Q_STAGES): two where the persistent TMA producer can use them and they fit
-  // next to the O buffer (d64-d128); the producer then loads tile t+1's Q into the other slot while
-  // tile t still runs. One slot otherwise (d192/d256, the one-tile-per-CTA and loader ablations).
+  // (next to the O buffer at d64-d128); the producer then loads tile t+1's Q into the other slot
+  // while tile t still runs. One slot otherwise (d192/d256 at their default kBlockN, the
+  // one-tile-per-CTA and loader ablations).
+  static constexpr bool kQ2Fits = FA_SM90_FWD_Q_STAGES == 2 && kPersistent && kTmaLoad && kWarpSpecialised &&
+                                  2 * kBytesQ + kBytesRing + 1024 <= 227 * 1024;
+  // d192/d256 (narrow-kBlockN builds, fwd_tile_config.hpp) have room for a second Q slot or the O
+  // buffer, not both: the Q slot goes first (its load sits on the critical path between tiles;
+  // the direct O stores do not wait for anything). d64-d128 keep the O buffer first, so e.g.
+  // d128 kBlockN 160 keeps its TMA store and one Q slot.
+  static constexpr bool kQBeforeO = kHeadDim > 128;
+  static constexpr bool kTmaStoreO = (kFeatures & fwd_feature::kTmaStore) != 0 &&
+                                     (kQBeforeO && kQ2Fits ? 2 : 1) * kBytesQ + kBytesRing + kBytesO + 1024 <=
+                                         227 * 1024;
   static constexpr int kQStages =
-      FA_SM90_FWD_Q_STAGES == 2 && kPersistent && kTmaLoad && kWarpSpecialised &&
-              2 * kBytesQ + 2 * kStages * kBytesKV + (kTmaStoreO ? kBytesO : 0) + 1024 <= 227 * 1024
-          ? 2
-          : 1;
+      kQ2Fits && 2 * kBytesQ + kBytesRing + (kTmaStoreO ? kBytesO : 0) + 1024 <= 227 * 1024 ? 2 : 1;
   // Each slot starts 1024-byte aligned (the 128-byte swizzle's repeat).
   static_assert(kBytesQ % 1024 == 0, "Q slot alignment");
 
@@ -632,7 +645,18 @@ struct FwdKernel {
     Tensor sQ = make_tensor(make_smem_ptr(q_slot(ss, q_it)), SmemLayoutQ{});
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
     Tensor sVt = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutVt{});
+    // Q's smem descriptors (one 64-bit descriptor per k-step, kHeadDim / 16 of them) depend on the
+    // warpgroup only. Derived from the opaque ctid the compiler treats them as per-thread values and
+    // keeps all of them live in vector registers across the mainloop (32 at d256: the masked d192 /
+    // d256 instances spilled them). From a warpgroup index broadcast by shfl (warp-uniform to the
+    // compiler, as in CUTLASS's canonical_warp_group_idx) they are uniform-datapath values instead.
+    // Same descriptors: every thread of a warpgroup holds the same SS-wgmma A fragment.
+#if FA_SM90_FWD_Q_DESC_UNIFORM
+    const int wg_uniform = __shfl_sync(0xffffffffu, consumer_wg, 0);
+    Tensor tSrQ = mma_qk.get_thread_slice(wg_uniform * 128).partition_fragment_A(sQ);
+#else
     Tensor tSrQ = thr_qk.partition_fragment_A(sQ);   // smem descriptors
+#endif
     Tensor tSrK = thr_qk.partition_fragment_B(sK);   // (MMA, MMA_N, MMA_K, stage)
     Tensor tOrV = thr_pv.partition_fragment_B(sVt);  // (MMA, MMA_N, MMA_K, stage)
     Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
@@ -708,6 +732,7 @@ struct FwdKernel {
         pingpong_pass(consumer_wg);
         warpgroup_wait<0>();
         pipe_k.consumer_release(kv_it);
+        if (kEarlyQRelease && n_blocks == 1) ss.pipe_q.consumer_release(q_it);  // its only Q·Kᵀ
         transform_and_mask(n_block_max - 1);
         softmax.update(s_rc, rescale_o);
         convert_p();
@@ -724,6 +749,8 @@ struct FwdKernel {
           issue(1, it + 1);
           warpgroup_wait<1>();  // S_it done (groups retire in order)
           pipe_k.consumer_release(kv_it + it);
+          // The tile's last Q·Kᵀ has retired: nothing reads this Q slot any more.
+          if (kEarlyQRelease && it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);
           transform_and_mask(n_block);
           softmax.update(s_rc, rescale_o);  // P_it in tSrS; O's factor kept for after PV
           warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
@@ -734,7 +761,8 @@ struct FwdKernel {
         }
         // Every Q·Kᵀ of the tile has retired: the producer may reload this Q slot (one slot: the
         // next tile's Q, under this tile's last P·V and epilogue; two: the tile after next's).
-        ss.pipe_q.consumer_release(q_it);
+        // FA_SM90_FWD_EARLY_Q_RELEASE released it already, right after the last Q·Kᵀ's wait.
+        if (!kEarlyQRelease) ss.pipe_q.consumer_release(q_it);
         const int last = kv_it + n_blocks - 1;
         wait_full(pipe_v, last);
         pingpong_wait(consumer_wg);

@@ -5,10 +5,10 @@
 //   d64 : Q 16 KB + 2 × (16 + 16) KB =  80 KB
 //   d96 : Q 24 KB + 2 × (24 + 24) KB = 120 KB
 //   d128: Q 32 KB + 2 × (32 + 32) KB = 160 KB
-//   d192: Q 48 KB + 2 × (42 + 42) KB = 216 KB  (kBlockN 112)
-//   d256: Q 64 KB + 2 × (40 + 40) KB = 224 KB  (kBlockN 80)
+//   d192: Q 48 KB + 2 × (42 + 42) KB = 216 KB  (kBlockN 112; FA_SM90_FWD_D192_BLOCK_N below)
+//   d256: Q 64 KB + 2 × (40 + 40) KB = 224 KB  (kBlockN 80; FA_SM90_FWD_D256_BLOCK_N below)
 // d64-d128 add the TMA-store epilogue's O buffer (= Q) and a second Q slot (FA_SM90_FWD_Q_STAGES):
-// d128 Q 2 × 32 + 128 + O 32 = 224 KB; d192/d256 have room for neither.
+// d128 Q 2 × 32 + 128 + O 32 = 224 KB; d192/d256 have room for neither at their default kBlockN.
 #pragma once
 
 namespace fa::cuda::sm90 {
@@ -39,6 +39,35 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_D64_STAGES 2
 #endif
 
+// d192 / d256 key blocks (masked instances too), a build-time experiment for short sequences,
+// where a tile has only 4-7 key blocks and the single Q slot is reloaded in the gap between tiles
+// (the next tile's first Q·Kᵀ waits for a 48/64 KB load from HBM, issued by every SM at about the
+// same moment since the tiles are equally long). Narrower blocks buy a second Q slot (the kernel
+// gives d192/d256 two Q slots before an O buffer; FwdKernel::kQStages):
+//   d256 48: Q 2 × 64 + 2 × (24 + 24) = 224 KB, 2 Q slots; N=512 → 11 blocks (528 keys computed)
+//   d256 64: Q 64 + 2 × (32 + 32)     = 192 KB, 1 slot;    N=512 → 8 blocks, none ragged
+//   d256 80: Q 64 + 2 × (40 + 40)     = 224 KB, 1 slot;    N=512 → 7 blocks (560 keys computed)
+//   d192 64: Q 2 × 48 + 2 × (24 + 24) = 192 KB, 2 Q slots; N=512 → 8 blocks
+//   d192 80: Q 2 × 48 + 2 × (30 + 30) = 216 KB, 2 Q slots; N=512 → 7 blocks (560)
+//   d192 112: Q 48 + 2 × (42 + 42)    = 216 KB, 1 slot;    N=512 → 5 blocks (560)
+// Costs of a narrow block: the per-block fixed work (softmax reductions, barriers, pipeline turns)
+// is amortised over fewer keys, and an SS Q·Kᵀ wgmma m64nNk16 reads (64 + N) × 32 bytes of shared
+// memory per 64·N·32 FLOP: at N = 48 that is ~28 cycles of shared-memory bandwidth (128 B/clk)
+// per ~24 tensor-core cycles, so Q·Kᵀ becomes shared-memory bound (N = 80: 36 vs 40).
+#ifndef FA_SM90_FWD_D192_BLOCK_N
+#define FA_SM90_FWD_D192_BLOCK_N 112
+#endif
+#ifndef FA_SM90_FWD_D256_BLOCK_N
+#define FA_SM90_FWD_D256_BLOCK_N 80
+#endif
+// Q slot release point: 1 = as soon as the tile's last Q·Kᵀ wgmma has retired (inside the last
+// mainloop step, before its softmax and the last two P·V), 0 = after the mainloop (before the last
+// P·V). Earlier release lets the producer start the next tile's Q load (one slot) a softmax and a
+// P·V sooner; nothing reads Q after its last Q·Kᵀ, so the point only moves the load.
+#ifndef FA_SM90_FWD_EARLY_Q_RELEASE
+#define FA_SM90_FWD_EARLY_Q_RELEASE 1
+#endif
+
 template <int kHeadDim, bool kMasked = false>
 struct FwdTile;
 
@@ -50,12 +79,21 @@ template <bool kMasked> struct FwdTile<96, kMasked>  { static constexpr int kBlo
 template <bool kMasked> struct FwdTile<128, kMasked> {
   static constexpr int kBlockM = 128, kBlockN = kMasked ? 128 : FA_SM90_FWD_D128_BLOCK_N, kStages = 2;
 };
-template <bool kMasked> struct FwdTile<192, kMasked> { static constexpr int kBlockM = 128, kBlockN = 112, kStages = 2; };
-template <bool kMasked> struct FwdTile<256, kMasked> { static constexpr int kBlockM = 128, kBlockN = 80,  kStages = 2; };
+template <bool kMasked> struct FwdTile<192, kMasked> {
+  static constexpr int kBlockM = 128, kBlockN = FA_SM90_FWD_D192_BLOCK_N, kStages = 2;
+};
+template <bool kMasked> struct FwdTile<256, kMasked> {
+  static constexpr int kBlockM = 128, kBlockN = FA_SM90_FWD_D256_BLOCK_N, kStages = 2;
+};
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
 static_assert(FA_SM90_FWD_Q_STAGES == 1 || FA_SM90_FWD_Q_STAGES == 2, "Q: one or two slots");
 static_assert(FA_SM90_FWD_D64_STAGES >= 2 && FA_SM90_FWD_D64_STAGES <= 4, "d64 K/V ring depth");
 static_assert(FA_SM90_FWD_D128_BLOCK_N % 16 == 0 && FA_SM90_FWD_D128_BLOCK_N <= 160, "smem: see above");
+static_assert(FA_SM90_FWD_D192_BLOCK_N == 64 || FA_SM90_FWD_D192_BLOCK_N == 80 || FA_SM90_FWD_D192_BLOCK_N == 112,
+              "d192 key block: see above");
+static_assert(FA_SM90_FWD_D256_BLOCK_N == 48 || FA_SM90_FWD_D256_BLOCK_N == 64 || FA_SM90_FWD_D256_BLOCK_N == 80,
+              "d256 key block: see above");
+static_assert(FA_SM90_FWD_EARLY_Q_RELEASE == 0 || FA_SM90_FWD_EARLY_Q_RELEASE == 1, "0 or 1");
 
 }  // namespace fa::cuda::sm90
