@@ -71,9 +71,20 @@ constexpr int prepost_group() {
   return kChunks % 32 == 0 ? 32 : kChunks % 16 == 0 ? 16 : kChunks % 8 == 0 ? 8 : 4;
 }
 
+// The fused dQ conversion's part (kFusedConvert), for the query block (of the main kernel's
+// fuse.block_m rows) that contains this CTA's rows: its arrival counter gets the number of key
+// blocks whose CTA visits it, counted with the main kernel's own query_block_range so both sides
+// agree; a block no key block visits (no visible key, e.g. a sequence without keys) is never
+// converted by the main kernel, so its dQ rows are written as 0 here.
+struct FuseInfo {
+  int block_m = 0;  // 0: off (bwd_convert_dq runs)
+  int block_n = 0;
+  bool masked = false;  // the main kernel's kMasked: the window applies
+};
+
 template <typename Element, int kHeadDim, bool kVec = true>
 __global__ void __launch_bounds__(kPrepostThreads)
-bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
+bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo fuse = FuseInfo{}) {
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t row0 = int64_t(m_block) * kTurnRows;
@@ -174,6 +185,37 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws) {
       for (int c = tid % 32; c < kHeadDim; c += 32) acc[r * kHeadDim + c] = 0.f;
   }
   if (tid == 0) ws.dq_turn[prow0 / kTurnRows] = 0;
+
+  if constexpr (kFusedConvert) {
+   if (fuse.block_m > 0) {
+    const int m = int(row0 / fuse.block_m);
+    const core::Mask mask(seq.q_len, seq.k_len, fuse.masked ? p.window_left : -1,
+                          fuse.masked ? p.window_right : -1);
+    const int64_t n_blocks = (seq.k_len + fuse.block_n - 1) / fuse.block_n;
+    int mine = 0;
+    for (int64_t n = tid; n < n_blocks; n += kPrepostThreads) {
+      int first = 0, last = 0;
+      const int64_t n0 = n * fuse.block_n;
+      query_block_range(mask, n0, min(n0 + fuse.block_n, seq.k_len), fuse.block_m, &first, &last);
+      mine += m >= first && m < last;
+    }
+    __shared__ int visits;
+    if (tid == 0) visits = 0;
+    __syncthreads();
+    if (mine) atomicAdd(&visits, mine);
+    __syncthreads();
+    const int count = visits;
+    // The counter sits at the block's first kTurnRows rows (as the turn counter does).
+    if (tid == 0 && row0 % fuse.block_m == 0) ws.dq_arrive[prow0 / kTurnRows] = count;
+    if (count == 0) {
+      Element* dq = static_cast<Element*>(p.dq);
+      for (int idx = tid; idx < kTurnRows * kHeadDim; idx += kPrepostThreads) {
+        const int r = idx / kHeadDim, c = idx % kHeadDim;
+        if (r < rows_left) dq[p.dq_str.offset(b, seq.q_start + row0 + r, h) + c] = Element(0.f);
+      }
+    }
+   }
+  }
 }
 
 // One thread per consumer thread of the main kernel: it reads that thread's dQ values of the

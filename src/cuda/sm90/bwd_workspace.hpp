@@ -30,6 +30,21 @@ constexpr int kRowPad = FA_SM90_BWD_D64_BLOCK_M;
 constexpr int kTurnRows = 64;
 static_assert(kRowPad % kTurnRows == 0);
 
+// Fused dQ conversion (build-time experiment, default off): the main kernel's CTA that adds the
+// last contribution to a (query head, query block) of dQ converts it (fp32 accumulator * scale ->
+// dQ) at the end of its work, and bwd_convert_dq is not launched. Each block has an arrival
+// counter (dq_arrive) that bwd_preprocess sets to the number of key blocks that visit it and that
+// each visiting CTA decrements once its bulk reduce-add of the block is complete; the CTA that
+// takes it to 0 owns the conversion. Only where dQ goes through the TMA staging buffer (kDqTma:
+// d <= 128), and only for calls where a CTA walks at most kFuseMaxSteps (query head, query block)
+// steps (short N, where the convert kernel's fixed cost shows): the CTA keeps one bit per step.
+#ifndef FA_SM90_BWD_FUSED_CONVERT
+#define FA_SM90_BWD_FUSED_CONVERT 0
+#endif
+constexpr bool kFusedConvert = FA_SM90_BWD_FUSED_CONVERT != 0;
+constexpr int kFuseMaxSteps = 256;
+constexpr int kFuseWords = kFuseMaxSteps / 32;
+
 FA_HD int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // First padded row of sequence b (its q_start is the global row in the varlen form).
@@ -50,13 +65,15 @@ struct BwdWorkspace {
   float* lse_log2 = nullptr;  // [Hq][rows_pad] LSE * log2(e); +inf for empty rows and padding
   float* dpsum = nullptr;     // [Hq][rows_pad] D = rowsum(dO * O); 0 on padding
   int* dq_turn = nullptr;     // [Hq][rows_pad / kTurnRows] deterministic mode: next key block to add
+  int* dq_arrive = nullptr;   // [Hq][rows_pad / kTurnRows] kFusedConvert: key blocks still to add
 };
 
 inline size_t workspace_bytes(const core::AttnParams& p) {
   const int64_t rows = padded_rows(p);
   const int64_t hq = p.heads_q;
   // Every part is a multiple of 256 bytes (rows is a multiple of 64), so each stays aligned.
-  return size_t(hq * rows * (p.head_dim + 2) * 4 + round_up(hq * (rows / kTurnRows) * 4, 256));
+  const int64_t counters = round_up(hq * (rows / kTurnRows) * 4, 256);
+  return size_t(hq * rows * (p.head_dim + 2) * 4 + (kFusedConvert ? 2 : 1) * counters);
 }
 
 inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {
@@ -71,6 +88,7 @@ inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {
   w.dpsum = reinterpret_cast<float*>(c);
   c += hq * w.rows_pad * 4;
   w.dq_turn = reinterpret_cast<int*>(c);
+  if (kFusedConvert) w.dq_arrive = reinterpret_cast<int*>(c + round_up(hq * (w.rows_pad / kTurnRows) * 4, 256));
   return w;
 }
 

@@ -2,7 +2,9 @@
 //   1. bwd_preprocess   D = rowsum(dO * O), LSE*log2e, dQ accumulator and turn counters zeroed
 //   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
 //                       flash_bwd_kernel.cuh
-//   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype
+//   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
+//                       kernel converts each block itself: FA_SM90_BWD_FUSED_CONVERT=1, d <= 128,
+//                       short N; see bwd_workspace.hpp)
 // run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set).
 // The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
 // __grid_constant__ parameters.
@@ -83,11 +85,18 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   const dim3 grid_pre(m_blocks * (kRowPad / kTurnRows), p.heads_q, p.batch);
   const dim3 grid_rows(int((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM), p.heads_q, p.batch);
   const bool prepost_vec = prepost_vectorized();  // FA_SM90_BWD_PREPOST=scalar: the ablation
+  // Fused dQ conversion (kFusedConvert, bwd_workspace.hpp): dQ through the TMA staging buffer
+  // and at most kFuseMaxSteps steps per CTA (its per-step bits in smem).
+  FuseInfo fuse;
+  if constexpr (kFusedConvert && Cfg::kDqTma) {
+    const int64_t steps = int64_t(p.group_size()) * ((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
+    if (steps <= kFuseMaxSteps) fuse = FuseInfo{Cfg::kBlockM, Cfg::kBlockN, kMasked};
+  }
   if (m_blocks > 0) {
     if (prepost_vec)
-      bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws);
+      bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse);
     else
-      bwd_preprocess<Element, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws);
+      bwd_preprocess<Element, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse);
   }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
@@ -111,6 +120,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     prm.scale_log2 = p.scale * core::kLog2e;
     prm.cap_inv = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
     prm.cap_log2 = p.softcap * core::kLog2e;
+    prm.fused_convert = fuse.block_m > 0 ? 1 : 0;
     // Grouped CTA order (cta_coord): causal / right-bounded masks give the key blocks unequal
     // work, so G pairs' blocks are interleaved longest first, a group being >= ~2 waves of CTAs.
     // G divides the pair count: a smaller last group would start its longest CTAs late again
@@ -142,7 +152,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
   }
 
-  if (m_blocks > 0) {
+  if (m_blocks > 0 && fuse.block_m == 0) {
     if (prepost_vec)
       bwd_convert_dq<Cfg, true><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws);
     else

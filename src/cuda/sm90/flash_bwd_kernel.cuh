@@ -44,6 +44,10 @@
 // Deterministic mode: before adding its dQ block, a CTA waits until the per-(head, query block)
 // turn counter equals its rank among the key blocks that see that query block, then bumps it
 // (with kDqTma the dQ warp waits, not the consumers, and bumps after the bulk add completes).
+// Fused dQ conversion (FA_SM90_BWD_FUSED_CONVERT=1, kDqTma only; default off): after each add the
+// dQ warp waits for its completion and decrements the block's arrival counter; the CTA that takes
+// it to 0 remembers the step (one smem bit) and its consumers convert those blocks after the
+// epilogue (fused_convert_dq), so bwd_convert_dq is not launched.
 // Registers: setmaxnreg gives the consumers 240 and the producer 24 of the 65536.
 #pragma once
 
@@ -290,6 +294,7 @@ struct BwdConfig {
     uint64_t bar_q[kStages];
     uint64_t bar_do[kStages];
     uint64_t bar_empty[kStages];
+    uint32_t dq_last[kFusedConvert ? kFuseWords : 1];  // kFusedConvert: bit s = this CTA added step s's block last
   };
   static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
 };
@@ -307,6 +312,7 @@ struct BwdParams {
   float cap_log2;     // softcap * log2(e)
   int cta_group = 0;  // > 0 (Cfg::kGroupedOrder): CTA order in groups of this many (KV head,
                       // sequence) pairs, key block major within a group (cta_coord); 0: blockIdx
+  int fused_convert = 0;  // kFusedConvert and this call qualifies: the last adder converts dQ
 };
 
 // Query blocks [first, last) with a row that sees a key of [n0, n1) (n1 clipped to k_len). The
@@ -461,6 +467,13 @@ __device__ __forceinline__ int load_acquire(const int* p) {
   return v;
 }
 
+// Returns the old value; acquire (we may read the other CTAs' adds) and release (ours) at once.
+__device__ __forceinline__ int atom_add_acq_rel(int* p, int v) {
+  int old;
+  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 __device__ __forceinline__ void store_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
@@ -522,7 +535,9 @@ __device__ __forceinline__ auto& select_ref(A& a, B& b) {
 // Named barriers (0 is __syncthreads). DqFull/DqEmpty: the consumers and the dQ warp hand the dQ
 // staging buffer back and forth (the two WGs are in step anyway: DsWritten).
 // PtWritten: split-D with kDvEarly, both WGs' P^T halves are in smem (dV reads them).
-enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4, PtWritten = 5 };
+// DqDone / FuseTile (fused dQ conversion): the dQ warp's arrivals are all done / the consumers'
+// row-major dQ tile in smem is written or free.
+enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4, PtWritten = 5, DqDone = 6, FuseTile = 7 };
 
 // The dQ warp (kDqTma): per step, waits until the consumers have staged dQ_blk in smem, has the
 // TMA unit add it to the fp32 accumulator (cp.reduce.async.bulk .add.f32: the consumers issue no
@@ -531,7 +546,7 @@ enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4,
 // complete, so the consumers only ever wait for a busy staging buffer, never for another CTA
 // directly. Runs in the producer warpgroup's 24 registers: the loop keeps few values live.
 template <class Cfg>
-__device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, int hk, int m_first, int m_last,
+__device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t* sdq_last, int hk, int m_first, int m_last,
                           int64_t prow_seq, int n_block, const CtaBand& band, int q_len, bool descending) {
   constexpr int kBlockM = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim;
   const bool lane0 = threadIdx.x % 32 == 0;
@@ -565,6 +580,23 @@ __device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, int hk, i
         bulk_wait_all();
         fence_proxy_async_global();
         store_release(turn, my_turn + 1);
+      }
+      if constexpr (kFusedConvert) {
+        if (prm.fused_convert && lane0) {
+          // Our add must be complete in global memory (wait_group, not .read), ordered before
+          // the generic-proxy counter update (proxy fence) and visible GPU-wide (release) before
+          // the counter says so. Not pipelined with the next add: this warp is off the
+          // consumers' path unless its loop takes longer than a consumer step.
+          if (!prm.p.deterministic) {
+            bulk_wait_all();
+            fence_proxy_async_global();
+          }
+          __threadfence();
+          if (atom_add_acq_rel(prm.ws.dq_arrive + prow / kTurnRows, -1) == 1) {
+            const int s = (h - hk * group) * (m_last - m_first) + (m - m_first);
+            sdq_last[s >> 5] |= 1u << (s & 31);
+          }
+        }
       }
     }
   }
@@ -620,6 +652,85 @@ __device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm) {
   return {key_block_index<kMasked>(prm.p), int(blockIdx.y), int(blockIdx.z)};
 }
 
+// Fused dQ conversion (kFusedConvert), run by the consumers after the epilogue: every block whose
+// bit the dQ warp set (this CTA's add took its arrival counter to 0, so every visiting CTA's add
+// is complete and visible) is converted exactly as bwd_convert_dq does it (same fragment order,
+// same fp32 value times scale, same rounding: dQ is bit-identical), through a row-major tile in
+// the dQ staging buffer, which the dQ warp no longer uses. The accumulator is read with ld.cg:
+// other SMs wrote it, this SM's L1 must not answer.
+template <class Cfg, bool kMasked>
+__device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, const uint32_t* sdq_last, uint16_t* sdq,
+                                              int tid) {
+  using Element = typename Cfg::T;
+  constexpr int kBlockM = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim, kThreads = Cfg::kConsumerThreads;
+  static_assert(sizeof(Element) == 2);
+  const core::AttnParams& p = prm.p;
+  const CtaCoord cc = cta_coord<Cfg, kMasked>(prm);
+  const core::SeqInfo seq = core::seq_info(p, cc.b);
+  const int64_t n0 = int64_t(cc.n_block) * Cfg::kBlockN;
+  const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1, kMasked ? p.window_right : -1);
+  int m_first = 0, m_last = 0;
+  query_block_range(mask, n0, min(n0 + Cfg::kBlockN, seq.k_len), kBlockM, &m_first, &m_last);
+  const int m_count = m_last - m_first, group = p.group_size();
+  const int64_t prow_seq = padded_row_start(p, cc.b, seq.q_start);
+  Element* dq = static_cast<Element*>(p.dq);
+  typename Cfg::MmadQ mma_dq;
+  Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
+  constexpr int kLd = kHeadDim + 8;  // bwd_convert_dq's padded rows (conflict-free stores)
+  static_assert(kBlockM * kLd * 2 <= kBlockM * kHeadDim * 4, "the tile fits the staging buffer");
+  constexpr int kChunks = kHeadDim / 8;
+  static_assert((kBlockM * kChunks) % kThreads == 0);
+#pragma unroll 1
+  for (int w = 0; w < kFuseWords; ++w) {
+    uint32_t bits = sdq_last[w];
+#pragma unroll 1
+    while (bits) {
+      const int s = w * 32 + __ffs(int(bits)) - 1;
+      bits &= bits - 1;
+      const int h = cc.hk * group + s / m_count;
+      const int64_t row0 = int64_t(m_first + s % m_count) * kBlockM;
+      const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + row0;
+      const float* acc = prm.ws.dq_acc + prow * kHeadDim + Cfg::dq_frag_offset(tid, 0);
+      float4 v[Cfg::kDqFragValues / 4];
+      CUTE_UNROLL
+      for (int i = 0; i < Cfg::kDqFragValues; i += 4) v[i / 4] = __ldcg(reinterpret_cast<const float4*>(acc + i * 128));
+      consumer_sync(int(BarrierId::FuseTile), kThreads);  // the previous block's tile has been read
+      CUTE_UNROLL
+      for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
+        const float e[4] = {v[i / 4].x, v[i / 4].y, v[i / 4].z, v[i / 4].w};
+        CUTE_UNROLL
+        for (int k = 0; k < 4; ++k) {
+          const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
+          sdq[r * kLd + c] = Element(e[k] * p.scale).raw();
+        }
+      }
+      consumer_sync(int(BarrierId::FuseTile), kThreads);
+      const int rows_left = int(min(seq.q_len - row0, int64_t(kBlockM)));
+      const int64_t r0 = seq.q_start + row0;
+      const bool vec = reinterpret_cast<uintptr_t>(dq + p.dq_str.offset(cc.b, r0, h)) % 16 == 0 &&
+                       (p.dq_str.row * int64_t(sizeof(Element))) % 16 == 0;
+      CUTE_UNROLL
+      for (int k = 0; k < kBlockM * kChunks / kThreads; ++k) {
+        const int idx = k * kThreads + tid;
+        const int r = idx / kChunks, ch = idx % kChunks;
+        if (r < rows_left) {
+          const uint4 u = *reinterpret_cast<const uint4*>(&sdq[r * kLd + ch * 8]);
+          Element* dst = dq + p.dq_str.offset(cc.b, r0 + r, h) + ch * 8;
+          if (vec) {
+            *reinterpret_cast<uint4*>(dst) = u;
+          } else {
+            uint16_t e16[8];
+            memcpy(e16, &u, sizeof(u));
+            CUTE_UNROLL
+            for (int j = 0; j < 8; ++j) reinterpret_cast<uint16_t*>(dst)[j] = e16[j];
+          }
+        }
+      }
+    }
+  }
+}
+
 template <class Cfg, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
 bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
@@ -658,6 +769,8 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       cutlass::arch::ClusterBarrier::init(&ss.bar_empty[s], kConsumerThreads);
     }
     cutlass::arch::fence_barrier_init();
+    if constexpr (kFusedConvert)
+      for (int w = 0; w < kFuseWords; ++w) ss.dq_last[w] = 0u;
   }
   __syncthreads();
 
@@ -671,8 +784,12 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if constexpr (Cfg::kDqTma) {
       if (threadIdx.x / 32 == 1 && n_steps > 0) {
-        dq_writer<Cfg>(prm, ss.dq.data(), hk, m_first, m_last, prow_seq, n_block, CtaBand(mask, n0),
-                       int(seq.q_len), dq_descending);
+        dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, hk, m_first, m_last, prow_seq, n_block,
+                       CtaBand(mask, n0), int(seq.q_len), dq_descending);
+      }
+      if (threadIdx.x / 32 == 1) {
+        // The conversion bits are final: the consumers may start converting.
+        if (kFusedConvert && prm.fused_convert) named_arrive(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
         return;
       }
     }
@@ -1075,6 +1192,16 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
                    tdKrdK(i + 1) * p.scale);
         store_pair(dv + p.dv_str.offset(b_e, seq_e.k_start + key, hk_e) + c, tdVrdV(i), tdVrdV(i + 1));
       }
+    }
+  }
+  if constexpr (kFusedConvert && Cfg::kDqTma) {
+    if (prm.fused_convert) {
+      consumer_sync(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
+      __threadfence();  // with the dQ warp's acquiring atom: the other CTAs' adds before our reads
+      uint32_t tid_now;
+      asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
+      fused_convert_dq<Cfg, kMasked>(prm, ss.dq_last, reinterpret_cast<uint16_t*>(ss.dq.data()),
+                                     int(tid_now) - 128);
     }
   }
 }
