@@ -454,6 +454,11 @@ template <int N>
 __device__ __forceinline__ void bulk_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
+// All but the newest N groups are complete, their global writes included.
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
 // Every group is complete, its global writes included.
 __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 // Orders this thread's generic-proxy global accesses with its async-proxy (TMA) ones.
@@ -545,12 +550,22 @@ enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4,
 // mode it first waits for the query block's turn and passes the turn on once its add is
 // complete, so the consumers only ever wait for a busy staging buffer, never for another CTA
 // directly. Runs in the producer warpgroup's 24 registers: the loop keeps few values live.
+// kFusedConvert: the dQ warp's lane 0 arrives at step s's block (query block at padded row prow),
+// its add complete and proxy-fenced; the arrival that takes the counter to 0 marks s for conversion.
+template <class Cfg>
+__device__ __forceinline__ void fused_arrive(const BwdParams<Cfg>& prm, uint32_t* sdq_last, int64_t prow, int s) {
+  __threadfence();
+  if (atom_add_acq_rel(prm.ws.dq_arrive + prow / kTurnRows, -1) == 1) sdq_last[s >> 5] |= 1u << (s & 31);
+}
+
 template <class Cfg>
 __device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t* sdq_last, int hk, int m_first, int m_last,
                           int64_t prow_seq, int n_block, const CtaBand& band, int q_len, bool descending) {
   constexpr int kBlockM = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim;
   const bool lane0 = threadIdx.x % 32 == 0;
   const int group = prm.p.group_size();
+  int64_t pend_prow = 0;  // kFusedConvert, non-deterministic: the step whose arrival is pending
+  int pend_step = -1;
   named_arrive(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);  // the buffer starts free
   for (int h = hk * group; h < (hk + 1) * group; ++h) {
     const int64_t prow_h = int64_t(h) * prm.ws.rows_pad + prow_seq;
@@ -583,18 +598,21 @@ __device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t*
       }
       if constexpr (kFusedConvert) {
         if (prm.fused_convert && lane0) {
-          // Our add must be complete in global memory (wait_group, not .read), ordered before
-          // the generic-proxy counter update (proxy fence) and visible GPU-wide (release) before
-          // the counter says so. Not pipelined with the next add: this warp is off the
-          // consumers' path unless its loop takes longer than a consumer step.
-          if (!prm.p.deterministic) {
-            bulk_wait_all();
-            fence_proxy_async_global();
-          }
-          __threadfence();
-          if (atom_add_acq_rel(prm.ws.dq_arrive + prow / kTurnRows, -1) == 1) {
-            const int s = (h - hk * group) * (m_last - m_first) + (m - m_first);
-            sdq_last[s >> 5] |= 1u << (s & 31);
+          // An add must be complete in global memory (wait_group, not .read), ordered before the
+          // generic-proxy counter update (proxy fence) and visible GPU-wide (release) before the
+          // counter says so. The previous step's add is the one arrived for here (all groups but
+          // the newest complete), so the add's completion latency overlaps the next step
+          // instead of holding this warp; the deterministic mode has waited for this one anyway.
+          if (prm.p.deterministic) {
+            fused_arrive(prm, sdq_last, prow, (h - hk * group) * (m_last - m_first) + (m - m_first));
+          } else {
+            if (pend_step >= 0) {
+              bulk_wait<1>();
+              fence_proxy_async_global();
+              fused_arrive(prm, sdq_last, pend_prow, pend_step);
+            }
+            pend_prow = prow;
+            pend_step = (h - hk * group) * (m_last - m_first) + (m - m_first);
           }
         }
       }
@@ -602,6 +620,12 @@ __device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t*
   }
   // The writes must be complete (and the smem read) before the CTA exits.
   if (lane0) bulk_wait_all();
+  if constexpr (kFusedConvert) {
+    if (lane0 && pend_step >= 0) {  // non-deterministic mode: the last step's arrival
+      fence_proxy_async_global();
+      fused_arrive(prm, sdq_last, pend_prow, pend_step);
+    }
+  }
   __syncwarp();
 }
 
