@@ -60,6 +60,12 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_D256_BLOCK_N
 #define FA_SM90_FWD_D256_BLOCK_N 80
 #endif
+// The masked (causal / window) d256 instances separately: 64 divides kBlockM, so (Nq = Nk) a tile's
+// diagonal covers exactly two key blocks (80: two or three), and 48 / 64 compile without the
+// masked instance's spill at 80 (52 B).
+#ifndef FA_SM90_FWD_D256_MASKED_BLOCK_N
+#define FA_SM90_FWD_D256_MASKED_BLOCK_N FA_SM90_FWD_D256_BLOCK_N
+#endif
 // Q slot release point: 1 = as soon as the tile's last Q·Kᵀ wgmma has retired (inside the last
 // mainloop step, before its softmax and the last two P·V), 0 = after the mainloop (before the last
 // P·V). Earlier release lets the producer start the next tile's Q load (one slot) a softmax and a
@@ -83,7 +89,9 @@ template <bool kMasked> struct FwdTile<192, kMasked> {
   static constexpr int kBlockM = 128, kBlockN = FA_SM90_FWD_D192_BLOCK_N, kStages = 2;
 };
 template <bool kMasked> struct FwdTile<256, kMasked> {
-  static constexpr int kBlockM = 128, kBlockN = FA_SM90_FWD_D256_BLOCK_N, kStages = 2;
+  static constexpr int kBlockM = 128,
+                       kBlockN = kMasked ? FA_SM90_FWD_D256_MASKED_BLOCK_N : FA_SM90_FWD_D256_BLOCK_N,
+                       kStages = 2;
 };
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
@@ -93,6 +101,9 @@ static_assert(FA_SM90_FWD_D128_BLOCK_N % 16 == 0 && FA_SM90_FWD_D128_BLOCK_N <= 
 static_assert(FA_SM90_FWD_D192_BLOCK_N == 64 || FA_SM90_FWD_D192_BLOCK_N == 80 || FA_SM90_FWD_D192_BLOCK_N == 112,
               "d192 key block: see above");
 static_assert(FA_SM90_FWD_D256_BLOCK_N == 48 || FA_SM90_FWD_D256_BLOCK_N == 64 || FA_SM90_FWD_D256_BLOCK_N == 80,
+              "d256 key block: see above");
+static_assert(FA_SM90_FWD_D256_MASKED_BLOCK_N == 48 || FA_SM90_FWD_D256_MASKED_BLOCK_N == 64 ||
+                  FA_SM90_FWD_D256_MASKED_BLOCK_N == 80,
               "d256 key block: see above");
 static_assert(FA_SM90_FWD_EARLY_Q_RELEASE == 0 || FA_SM90_FWD_EARLY_Q_RELEASE == 1, "0 or 1");
 
