@@ -76,9 +76,11 @@ TEST(CudaApi, ForwardWithoutLseGivesSameOutput) {
   fa_tensor lse_t;
   auto lse_buf = make_lse(*pb, &lse_t);
   std::string msg;
-  ASSERT_EQ(classify(fa_forward(&pb->qkv.q, &pb->qkv.k, &pb->qkv.v, &a.q, &lse_t, &opt), c, FA_ALGO_AUTO, &msg),
-            CallOutcome::Ran)
-      << msg;
+  const CallOutcome first =
+      classify(fa_forward(&pb->qkv.q, &pb->qkv.k, &pb->qkv.v, &a.q, &lse_t, &opt), c, FA_ALGO_AUTO, &msg);
+  // A build filtered to a few instances (FA_INSTANCE_FILTER) may lack this case's kernel.
+  if (first == CallOutcome::Unsupported) GTEST_SKIP() << msg;
+  ASSERT_EQ(first, CallOutcome::Ran) << msg;
   ASSERT_EQ(classify(fa_forward(&pb->qkv.q, &pb->qkv.k, &pb->qkv.v, &b.q, nullptr, &opt), c, FA_ALGO_AUTO, &msg),
             CallOutcome::Ran)
       << msg;
