@@ -65,24 +65,25 @@ namespace sm80 {
 // rescale inline. The branch matters more for registers than for the FMULs it skips: with the
 // rescale inline ptxas interleaves the O FMULs with the P·V MMAs and spills (sm_90a bf16, with
 // PIN_ROW_SUM and OPAQUE_ADDR on: d128 84 B off, 16 B on).
-// SKIP_UNCHANGED_RESCALE, PIN_ROW_SUM and OPAQUE_ADDR take the largest head dim they apply to
-// (0: none, 256: all), because what they buy differs by head dim: they were written against the
-// d96/d128 spills, and at d256, where the old body did not spill much, the H200 measured them at
-// 5-6% slower as a set (session 4, LOG.md).
+// SKIP_UNCHANGED_RESCALE, PIN_ROW_SUM and OPAQUE_ADDR are masks of the head dims they apply to
+// (head_dim_bit: d32 1, d64 2, d96 4, d128 8, d192 16, d256 32; 0 = none, 63 = all), because what
+// they buy differs by head dim. H200, session 4 (LOG.md), against PyTorch's FA2 in the same run:
+// d128 0.99-1.06x with them (0.90-1.02 without: the spills); d64 0.86-0.99 with, 0.99-1.12 without
+// (d64 did not spill). d256 with 64-row tiles was measured with them only. Default: d96-d256.
 #ifndef FA_SM80_FWD_SKIP_UNCHANGED_RESCALE
-#define FA_SM80_FWD_SKIP_UNCHANGED_RESCALE 256
+#define FA_SM80_FWD_SKIP_UNCHANGED_RESCALE 60
 #endif
 // On: the row sums of P are complete before P·V starts (FragmentSoftmax pin_sum): otherwise ptxas
 // sinks them past P·V and the block's fp32 P stays live beside acc_o (d128: 64 registers).
 #ifndef FA_SM80_FWD_PIN_ROW_SUM
-#define FA_SM80_FWD_PIN_ROW_SUM 256
+#define FA_SM80_FWD_PIN_ROW_SUM 60
 #endif
 // On: each step rebuilds its per-thread smem/gmem addresses from an opaque copy of tid, so the
 // compiler cannot hoist them (one register per swizzled k-slice and per K/V row) out of the loop.
 // Costs a few integer instructions per key block. sm_90a bf16 with SKIP_UNCHANGED_RESCALE and
 // PIN_ROW_SUM: d128 spills 68 B -> 16 B.
 #ifndef FA_SM80_FWD_OPAQUE_ADDR
-#define FA_SM80_FWD_OPAQUE_ADDR 256
+#define FA_SM80_FWD_OPAQUE_ADDR 60
 #endif
 #ifndef FA_SM80_FWD_THREAD_BASE_LOADS
 #define FA_SM80_FWD_THREAD_BASE_LOADS 1
@@ -104,6 +105,11 @@ inline FwdSwitches fwd_switches() {
     return r;
   }();
   return s;
+}
+
+// Bit of a head dim in the FA_SM80_FWD_* head-dim masks above.
+constexpr int head_dim_bit(int d) {
+  return d == 32 ? 1 : d == 64 ? 2 : d == 96 ? 4 : d == 128 ? 8 : d == 192 ? 16 : d == 256 ? 32 : 0;
 }
 
 // cp.async of one full K or V block (every row exists) whose first row is block_row0. thr_src
@@ -140,9 +146,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr bool kSPrefetch = FA_SM80_FWD_S_PREFETCH != 0;
   constexpr bool kSplitSteps = FA_SM80_FWD_SPLIT_STEPS != 0;
   constexpr bool kLazyRescale = FA_SM80_FWD_LAZY_RESCALE != 0;
-  constexpr bool kSkipUnchangedRescale = kHeadDim <= FA_SM80_FWD_SKIP_UNCHANGED_RESCALE;
-  constexpr bool kOpaqueAddr = kHeadDim <= FA_SM80_FWD_OPAQUE_ADDR;
-  constexpr bool kPinSum = kHeadDim <= FA_SM80_FWD_PIN_ROW_SUM;
+  constexpr bool kSkipUnchangedRescale = (FA_SM80_FWD_SKIP_UNCHANGED_RESCALE & head_dim_bit(kHeadDim)) != 0;
+  constexpr bool kOpaqueAddr = (FA_SM80_FWD_OPAQUE_ADDR & head_dim_bit(kHeadDim)) != 0;
+  constexpr bool kPinSum = (FA_SM80_FWD_PIN_ROW_SUM & head_dim_bit(kHeadDim)) != 0;
   constexpr bool kThreadBaseLoads = FA_SM80_FWD_THREAD_BASE_LOADS != 0;
 
   const int m_block = sw.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
