@@ -56,13 +56,6 @@ inline bool prepost_vectorized() {
   return vectorized;
 }
 
-// Whether every row of a block can be accessed with 16-byte vectors: row 0 is 16-byte aligned and
-// the row stride keeps it so (a row is kHeadDim * 2 bytes, a multiple of 16 for every head dim).
-template <typename Element>
-__device__ __forceinline__ bool rows_aligned16(const Element* row0, int64_t row_stride) {
-  return (reinterpret_cast<uintptr_t>(row0) % 16 == 0) && (row_stride * int64_t(sizeof(Element))) % 16 == 0;
-}
-
 // Lanes per row in the vectorised preprocess: the largest power of two <= 32 dividing the row's
 // 16-byte chunk count (d64: 8, d96: 4, d128: 16, d192: 8, d256: 32), so a group's loads cover
 // G * 16 contiguous bytes (>= 64: whole 32-byte sectors) and the reduction is G-lane shuffles.
@@ -254,47 +247,15 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
       }
     }
   } else {
-    // Row-major tile of the converted block, rows padded by 16 bytes: the fragment order's
-    // stores (a warp: 8 rows x 4 column pairs) then hit 32 distinct banks at every head dim
-    // (row stride = 4 banks mod 32 for d64/128/192/256 and 20 for d96), and 16-byte rows reads
-    // stay 16-byte aligned. 33 KB at d256.
-    constexpr int kLd = kHeadDim + 8;
-    __shared__ alignas(16) uint16_t sdq[Cfg::kBlockM * kLd];
+    // The padded row-major tile (dq_tile_ld): 33 KB at d256.
+    __shared__ alignas(16) uint16_t sdq[Cfg::kBlockM * dq_tile_ld<kHeadDim>()];
     static_assert(sizeof(Element) == 2);
     float4 v[Cfg::kDqFragValues / 4];
     CUTE_UNROLL
     for (int i = 0; i < Cfg::kDqFragValues; i += 4) v[i / 4] = *reinterpret_cast<const float4*>(acc + i * 128);
-    CUTE_UNROLL
-    for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
-      const float e[4] = {v[i / 4].x, v[i / 4].y, v[i / 4].z, v[i / 4].w};
-      CUTE_UNROLL
-      for (int k = 0; k < 4; ++k) {
-        const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
-        sdq[r * kLd + c] = Element(e[k] * p.scale).raw();
-      }
-    }
+    dq_fragment_to_tile<Cfg>(v, cdQ, p.scale, sdq);
     __syncthreads();
-    constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
-    static_assert((Cfg::kBlockM * kChunks) % kThreads == 0);
-    const int64_t r0 = seq.q_start + row0;
-    const bool vec = rows_aligned16(dq + p.dq_str.offset(b, r0, h), p.dq_str.row);
-    CUTE_UNROLL
-    for (int k = 0; k < Cfg::kBlockM * kChunks / kThreads; ++k) {
-      const int idx = k * kThreads + tid;
-      const int r = idx / kChunks, cc = idx % kChunks;
-      if (r < rows_left) {
-        const uint4 w = *reinterpret_cast<const uint4*>(&sdq[r * kLd + cc * 8]);
-        Element* dst = dq + p.dq_str.offset(b, r0 + r, h) + cc * 8;
-        if (vec) {
-          *reinterpret_cast<uint4*>(dst) = w;
-        } else {
-          uint16_t s[8];
-          memcpy(s, &w, sizeof(w));
-          CUTE_UNROLL
-          for (int j = 0; j < 8; ++j) reinterpret_cast<uint16_t*>(dst)[j] = s[j];
-        }
-      }
-    }
+    dq_tile_to_rows<Cfg, kThreads>(sdq, p, b, seq.q_start + row0, h, rows_left, tid);
   }
 }
 

@@ -676,6 +676,69 @@ __device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm) {
   return {key_block_index<kMasked>(prm.p), int(blockIdx.y), int(blockIdx.z)};
 }
 
+// Whether every row of a block can be accessed with 16-byte vectors: row 0 is 16-byte aligned and
+// the row stride keeps it so (a row is kHeadDim * 2 bytes, a multiple of 16 for every head dim).
+template <typename Element>
+__device__ __forceinline__ bool rows_aligned16(const Element* row0, int64_t row_stride) {
+  return (reinterpret_cast<uintptr_t>(row0) % 16 == 0) && (row_stride * int64_t(sizeof(Element))) % 16 == 0;
+}
+
+// The dQ conversion's two halves, shared by bwd_convert_dq and the fused conversion so both
+// produce the same bits. The tile is row-major with rows padded by 16 bytes (kLd): the fragment
+// order's stores (a warp: 8 rows x 4 column pairs) then hit 32 distinct banks at every head dim
+// (row stride = 4 banks mod 32 for d64/128/192/256 and 20 for d96), and 16-byte row reads stay
+// 16-byte aligned.
+template <int kHeadDim>
+constexpr int dq_tile_ld() { return kHeadDim + 8; }
+
+// This thread's accumulator values v (fragment order, cdQ their tile coordinates) times scale, in
+// the output dtype, into the tile.
+template <class Cfg, class CoordTensor>
+__device__ __forceinline__ void dq_fragment_to_tile(const float4 (&v)[Cfg::kDqFragValues / 4], const CoordTensor& cdQ,
+                                                    float scale, uint16_t* tile) {
+  using Element = typename Cfg::T;
+  constexpr int kLd = dq_tile_ld<Cfg::kHeadDim>();
+  CUTE_UNROLL
+  for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
+    const float e[4] = {v[i / 4].x, v[i / 4].y, v[i / 4].z, v[i / 4].w};
+    CUTE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
+      tile[r * kLd + c] = Element(e[k] * scale).raw();
+    }
+  }
+}
+
+// The tile's first rows_left rows to dq rows r0.. of (batch b, head h), 16 bytes per store where
+// the rows allow it. kThreads threads, tid this thread's index among them.
+template <class Cfg, int kThreads>
+__device__ __forceinline__ void dq_tile_to_rows(const uint16_t* tile, const core::AttnParams& p, int b, int64_t r0,
+                                                int h, int rows_left, int tid) {
+  using Element = typename Cfg::T;
+  constexpr int kLd = dq_tile_ld<Cfg::kHeadDim>();
+  constexpr int kChunks = Cfg::kHeadDim / 8;  // 16-byte chunks per row
+  static_assert((Cfg::kBlockM * kChunks) % kThreads == 0);
+  Element* dq = static_cast<Element*>(p.dq);
+  const bool vec = rows_aligned16(dq + p.dq_str.offset(b, r0, h), p.dq_str.row);
+  CUTE_UNROLL
+  for (int k = 0; k < Cfg::kBlockM * kChunks / kThreads; ++k) {
+    const int idx = k * kThreads + tid;
+    const int r = idx / kChunks, ch = idx % kChunks;
+    if (r < rows_left) {
+      const uint4 w = *reinterpret_cast<const uint4*>(&tile[r * kLd + ch * 8]);
+      Element* dst = dq + p.dq_str.offset(b, r0 + r, h) + ch * 8;
+      if (vec) {
+        *reinterpret_cast<uint4*>(dst) = w;
+      } else {
+        uint16_t s[8];
+        memcpy(s, &w, sizeof(w));
+        CUTE_UNROLL
+        for (int j = 0; j < 8; ++j) reinterpret_cast<uint16_t*>(dst)[j] = s[j];
+      }
+    }
+  }
+}
+
 // Fused dQ conversion (kFusedConvert), run by the consumers after the epilogue: every block whose
 // bit the dQ warp set (this CTA's add took its arrival counter to 0, so every visiting CTA's add
 // is complete and visible) is converted exactly as bwd_convert_dq does it (same fragment order,
@@ -697,14 +760,10 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   query_block_range(mask, n0, min(n0 + Cfg::kBlockN, seq.k_len), kBlockM, &m_first, &m_last);
   const int m_count = m_last - m_first, group = p.group_size();
   const int64_t prow_seq = padded_row_start(p, cc.b, seq.q_start);
-  Element* dq = static_cast<Element*>(p.dq);
   typename Cfg::MmadQ mma_dq;
   Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
-  constexpr int kLd = kHeadDim + 8;  // bwd_convert_dq's padded rows (conflict-free stores)
-  static_assert(kBlockM * kLd * 2 <= kBlockM * kHeadDim * 4, "the tile fits the staging buffer");
-  constexpr int kChunks = kHeadDim / 8;
-  static_assert((kBlockM * kChunks) % kThreads == 0);
+  static_assert(kBlockM * dq_tile_ld<kHeadDim>() * 2 <= kBlockM * kHeadDim * 4, "the tile fits the staging buffer");
 #pragma unroll 1
   for (int w = 0; w < kFuseWords; ++w) {
     uint32_t bits = sdq_last[w];
@@ -720,37 +779,10 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
       CUTE_UNROLL
       for (int i = 0; i < Cfg::kDqFragValues; i += 4) v[i / 4] = __ldcg(reinterpret_cast<const float4*>(acc + i * 128));
       consumer_sync(int(BarrierId::FuseTile), kThreads);  // the previous block's tile has been read
-      CUTE_UNROLL
-      for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
-        const float e[4] = {v[i / 4].x, v[i / 4].y, v[i / 4].z, v[i / 4].w};
-        CUTE_UNROLL
-        for (int k = 0; k < 4; ++k) {
-          const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
-          sdq[r * kLd + c] = Element(e[k] * p.scale).raw();
-        }
-      }
+      dq_fragment_to_tile<Cfg>(v, cdQ, p.scale, sdq);
       consumer_sync(int(BarrierId::FuseTile), kThreads);
       const int rows_left = int(min(seq.q_len - row0, int64_t(kBlockM)));
-      const int64_t r0 = seq.q_start + row0;
-      const bool vec = reinterpret_cast<uintptr_t>(dq + p.dq_str.offset(cc.b, r0, h)) % 16 == 0 &&
-                       (p.dq_str.row * int64_t(sizeof(Element))) % 16 == 0;
-      CUTE_UNROLL
-      for (int k = 0; k < kBlockM * kChunks / kThreads; ++k) {
-        const int idx = k * kThreads + tid;
-        const int r = idx / kChunks, ch = idx % kChunks;
-        if (r < rows_left) {
-          const uint4 u = *reinterpret_cast<const uint4*>(&sdq[r * kLd + ch * 8]);
-          Element* dst = dq + p.dq_str.offset(cc.b, r0 + r, h) + ch * 8;
-          if (vec) {
-            *reinterpret_cast<uint4*>(dst) = u;
-          } else {
-            uint16_t e16[8];
-            memcpy(e16, &u, sizeof(u));
-            CUTE_UNROLL
-            for (int j = 0; j < 8; ++j) reinterpret_cast<uint16_t*>(dst)[j] = e16[j];
-          }
-        }
-      }
+      dq_tile_to_rows<Cfg, kThreads>(sdq, p, cc.b, seq.q_start + row0, h, rows_left, tid);
     }
   }
 }
