@@ -179,13 +179,10 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
   Tensor gQ = make_tensor(make_gmem_ptr(q_ptr), Shape<Int<kBlockM>, Int<kHeadDim>>{},
                           make_stride(p.q_str.row, _1{}));
-  auto gK_block = [&](int n) {
-    return make_tensor(make_gmem_ptr(k_base + int64_t(n) * kBlockN * k_row_stride),
-                       Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(k_row_stride, _1{}));
-  };
-  auto gV_block = [&](int n) {
-    return make_tensor(make_gmem_ptr(v_base + int64_t(n) * kBlockN * v_row_stride),
-                       Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(v_row_stride, _1{}));
+  // Key block n of K or V (base, row stride) in global memory.
+  auto kv_block = [&](const Element* base, int64_t row_stride, int n) {
+    return make_tensor(make_gmem_ptr(base + int64_t(n) * kBlockN * row_stride),
+                       Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(row_stride, _1{}));
   };
 
   extern __shared__ __align__(128) char smem_raw[];
@@ -199,7 +196,6 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   auto gmem_thr = gmem_copy.get_thread_slice(tid);
   Tensor tQsQ = gmem_thr.partition_D(sQ);
   Tensor tKsK = gmem_thr.partition_D(sK);
-  Tensor tVsV = gmem_thr.partition_D(sV);
   // Tile coordinates of each element a thread copies, for the row predicates.
   Tensor tQcQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor tKVcKV = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
@@ -214,14 +210,10 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   clear(acc_o);
 
+  // Their per-thread slices are taken in each step (see thread_id there).
   auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_thr_q = smem_copy_q.get_thread_slice(tid);
-  Tensor tSsQ = smem_thr_q.partition_S(sQ);
   auto smem_copy_k = make_tiled_copy_B(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_thr_k = smem_copy_k.get_thread_slice(tid);
-  Tensor tSsK = smem_thr_k.partition_S(sK);
   auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
-  auto smem_thr_v = smem_copy_v.get_thread_slice(tid);
   // P·V runs in head-dim chunks of kPvChunk columns (see the main loop).
   constexpr int kPvChunk = kHeadDim % 64 == 0 ? 64 : kHeadDim;
   constexpr int kPvChunks = kHeadDim / kPvChunk;
@@ -262,17 +254,13 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       Tensor dst = gthr.partition_D(dst_tile);
       Tensor coord = gthr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
       if constexpr (decltype(boundary)::value) {
-        Tensor src = make_tensor(make_gmem_ptr(base + int64_t(blk) * kBlockN * row_stride),
-                                 Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(row_stride, _1{}));
-        load_rows(gmem_copy, gthr.partition_S(src), dst, coord, k_len - blk * kBlockN);
+        load_rows(gmem_copy, gthr.partition_S(kv_block(base, row_stride, blk)), dst, coord, k_len - blk * kBlockN);
       } else if constexpr (kThreadBaseLoads) {
         const Element* thr =
             kOpaqueAddr ? base + get<0>(coord(0, 0, 0)) * row_stride + get<1>(coord(0, 0, 0)) : thr_base;
         load_full_block(thr, row_stride, blk * kBlockN, dst, coord);
       } else {
-        Tensor src = make_tensor(make_gmem_ptr(base + int64_t(blk) * kBlockN * row_stride),
-                                 Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_stride(row_stride, _1{}));
-        copy(gmem_copy, gthr.partition_S(src), dst);
+        copy(gmem_copy, gthr.partition_S(kv_block(base, row_stride, blk)), dst);
       }
     };
     Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
@@ -333,7 +321,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
   if (n_block_min < n_block_max) {
     load_rows(gmem_copy, gmem_thr.partition_S(gQ), tQsQ, tQcQ, rows_here);
-    load_rows(gmem_copy, gmem_thr.partition_S(gK_block(n_block_max - 1)), tKsK, tKVcKV,
+    load_rows(gmem_copy, gmem_thr.partition_S(kv_block(k_base, k_row_stride, n_block_max - 1)), tKsK, tKVcKV,
               k_len - (n_block_max - 1) * kBlockN);
     cp_async_fence();
 
