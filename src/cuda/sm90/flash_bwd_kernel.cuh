@@ -69,6 +69,7 @@
 #include "core/mask.hpp"
 #include "core/params.hpp"
 #include "core/softmax.hpp"
+#include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
 
 namespace fa::cuda::sm90_bwd {
@@ -495,14 +496,7 @@ __device__ __forceinline__ void store_pair(T* dst, float a, float b) {
   *reinterpret_cast<uint32_t*>(dst) = pack.u;
 }
 
-// Four 8x8 16-bit matrices from a warp's registers to smem (the ldmatrix fragment layout: lane l
-// holds row l/4, elements 2(l%4), 2(l%4)+1 of each; lanes 8i..8i+7 give the row addresses of
-// matrix i).
-__device__ __forceinline__ void stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.x4.m8n8.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_addr), "r"(r0),
-               "r"(r1), "r"(r2), "r"(r3)
-               : "memory");
-}
+using sm90::stmatrix_x4;
 
 // kDsStsm: this lane's stmatrix row address in dS^T buffer 0 (bytes, shared window), for the column
 // pair j = 0 of the S^T accumulator (64 keys x 64 queries per WG, SW128 K-major: element (key R,

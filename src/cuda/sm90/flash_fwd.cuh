@@ -65,6 +65,7 @@
 #include "core/softmax.hpp"
 #include "core/status.hpp"
 #include "cuda/common/sm90_pipeline.hpp"
+#include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/dispatch.hpp"
 #include "cuda/scheduler/tile_scheduler.hpp"
 #include "cuda/sm90/fwd_pack_gqa.hpp"
@@ -900,9 +901,7 @@ struct FwdKernel {
       for (int j = 0; j < kHeadDim / 16; ++j) {
         auto r = [&](int m) { return *reinterpret_cast<uint32_t const*>(&rO(8 * j + 2 * m)); };
         const uint32_t addr = base + o_stsm_offset(row, j, lane);
-        asm volatile("stmatrix.sync.aligned.x4.m8n8.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
-                     "r"(r(0)), "r"(r(1)), "r"(r(2)), "r"(r(3))
-                     : "memory");
+        stmatrix_x4(addr, r(0), r(1), r(2), r(3));
       }
     } else {
 #pragma unroll
