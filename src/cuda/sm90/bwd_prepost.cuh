@@ -77,7 +77,8 @@ struct FuseInfo {
 
 template <typename Element, int kHeadDim, bool kVec = true>
 __global__ void __launch_bounds__(kPrepostThreads)
-bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo fuse = FuseInfo{}) {
+bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo fuse = FuseInfo{},
+               const bool zero_acc = true) {
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t row0 = int64_t(m_block) * kTurnRows;
@@ -164,18 +165,22 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo f
   }
 
   // The block's accumulator: kTurnRows * kHeadDim contiguous floats (fragment order inside does not
-  // matter for zeroing), 256-byte aligned (workspace base, prow0 a multiple of 64).
+  // matter for zeroing), 256-byte aligned (workspace base, prow0 a multiple of 64). Not with
+  // zero_acc = false (BwdParams::dq_store_first: the main kernel's first adder of each block
+  // stores, and bwd_convert_dq writes 0 for a block nobody visited): half of this pass's bytes.
   float* acc = ws.dq_acc + prow0 * kHeadDim;
-  if constexpr (kVec) {
-    constexpr int kVecs = kTurnRows * kHeadDim / 4;
-    static_assert(kVecs % kPrepostThreads == 0);
+  if (zero_acc) {
+    if constexpr (kVec) {
+      constexpr int kVecs = kTurnRows * kHeadDim / 4;
+      static_assert(kVecs % kPrepostThreads == 0);
 #pragma unroll
-    for (int k = 0; k < kVecs / kPrepostThreads; ++k)
-      reinterpret_cast<float4*>(acc)[k * kPrepostThreads + tid] = make_float4(0.f, 0.f, 0.f, 0.f);
-  } else {
-    // The previous form: one warp per row, 4-byte stores.
-    for (int r = tid / 32; r < kTurnRows; r += kPrepostThreads / 32)
-      for (int c = tid % 32; c < kHeadDim; c += 32) acc[r * kHeadDim + c] = 0.f;
+      for (int k = 0; k < kVecs / kPrepostThreads; ++k)
+        reinterpret_cast<float4*>(acc)[k * kPrepostThreads + tid] = make_float4(0.f, 0.f, 0.f, 0.f);
+    } else {
+      // The previous form: one warp per row, 4-byte stores.
+      for (int r = tid / 32; r < kTurnRows; r += kPrepostThreads / 32)
+        for (int c = tid % 32; c < kHeadDim; c += 32) acc[r * kHeadDim + c] = 0.f;
+    }
   }
   if (tid == 0) ws.dq_turn[prow0 / kTurnRows] = 0;
 
@@ -214,9 +219,11 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo f
 // One thread per consumer thread of the main kernel: it reads that thread's dQ values of the
 // block (fragment order, Cfg::dq_frag_offset; float4 loads, coalesced across threads) and finds
 // their (row, column) through the same MMA partition the main kernel used.
+// check_visited (BwdParams::dq_store_first): the accumulator was not zeroed, so a block no key
+// block added to (its turn counter still 0: no visible key) is written as 0 without reading it.
 template <class Cfg, bool kVec = true>
 __global__ void __launch_bounds__(Cfg::kConsumerThreads)
-bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
+bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws, const bool check_visited = false) {
   using Element = typename Cfg::T;
   constexpr int kHeadDim = Cfg::kHeadDim;
   constexpr int kThreads = Cfg::kConsumerThreads;
@@ -234,11 +241,14 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
   const float* acc = ws.dq_acc + prow0 * kHeadDim + Cfg::dq_frag_offset(tid, 0);
   Element* dq = static_cast<Element*>(p.dq);
   const int rows_left = int(min(seq.q_len - row0, int64_t(Cfg::kBlockM)));
+  // The block's counter sits at its first kTurnRows rows (as in the main kernel).
+  const bool visited = !check_visited || ws.dq_turn[prow0 / kTurnRows] != 0;
+  const float4 zero4 = make_float4(0.f, 0.f, 0.f, 0.f);
 
   if constexpr (!kVec) {
     CUTE_UNROLL
     for (int i = 0; i < Cfg::kDqFragValues; i += 4) {
-      const float4 v = *reinterpret_cast<const float4*>(acc + i * 128);
+      const float4 v = visited ? *reinterpret_cast<const float4*>(acc + i * 128) : zero4;
       const float e[4] = {v.x, v.y, v.z, v.w};
       CUTE_UNROLL
       for (int k = 0; k < 4; ++k) {
@@ -252,7 +262,8 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws) {
     static_assert(sizeof(Element) == 2);
     float4 v[Cfg::kDqFragValues / 4];
     CUTE_UNROLL
-    for (int i = 0; i < Cfg::kDqFragValues; i += 4) v[i / 4] = *reinterpret_cast<const float4*>(acc + i * 128);
+    for (int i = 0; i < Cfg::kDqFragValues; i += 4)
+      v[i / 4] = visited ? *reinterpret_cast<const float4*>(acc + i * 128) : zero4;
     dq_fragment_to_tile<Cfg>(v, cdQ, p.scale, sdq);
     __syncthreads();
     dq_tile_to_rows<Cfg, kThreads>(sdq, p, b, seq.q_start + row0, h, rows_left, tid);

@@ -45,6 +45,18 @@ constexpr bool kFusedConvert = FA_SM90_BWD_FUSED_CONVERT != 0;
 constexpr int kFuseMaxSteps = 256;
 constexpr int kFuseWords = kFuseMaxSteps / 32;
 
+// First-adder store (d <= 128, where dQ goes through the TMA staging buffer): bwd_preprocess does
+// not zero the fp32 dQ accumulator, the first CTA to add a (query head, query block) stores it
+// with a bulk copy instead of a reduce-add and the others add after it (dq_writer: the turn
+// counter says who is first), and bwd_convert_dq writes 0 for a block nobody visited. Saves the
+// zeroing's writes (a quarter of the two passes' bytes: at 16k tokens x 2048 = H*d, 134 MB of
+// the ~470 MB they move, ~30 us of a ~550 us d128 N512 backward) and the first add's read of
+// those zeros. Default FA_SM90_BWD_DQ_STORE (0 = off, the previous behaviour); the run-time
+// environment variable of the same name (0 / 1) overrides it (flash_bwd.cuh).
+#ifndef FA_SM90_BWD_DQ_STORE
+#define FA_SM90_BWD_DQ_STORE 0
+#endif
+
 FA_HD int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // First padded row of sequence b (its q_start is the global row in the varlen form).

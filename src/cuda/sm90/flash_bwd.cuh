@@ -1,5 +1,6 @@
 // Host launcher of the sm90a FlashAttention-3 backward (family "bwd", arch sm90, algo FA3):
 //   1. bwd_preprocess   D = rowsum(dO * O), LSE*log2e, dQ accumulator and turn counters zeroed
+//                       (not the accumulator with FA_SM90_BWD_DQ_STORE=1: see bwd_workspace.hpp)
 //   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
 //                       flash_bwd_kernel.cuh
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
@@ -53,6 +54,46 @@ auto make_tma(const void* ptr, const core::Strides& s, int rows, int heads, int 
   return g;
 }
 
+// Run-time knobs of the grouped CTA order (BwdConfig::kGroupedOrder), read once per process:
+//   FA_SM90_BWD_CTA_MIN_NBLOCKS  group only with at least this many key blocks (default: the
+//                                build's FA_SM90_BWD_CTA_ORDER_MIN_NBLOCKS; 0 = always)
+//   FA_SM90_BWD_CTA_WAVES        a group's target size in waves of CTAs (default 2)
+// Unset, malformed or negative values keep the default. They only choose among orders the
+// kernel supports (cta_coord); the set of CTAs and each CTA's work are the same in all of them.
+struct CtaOrderKnobs {
+  int min_nblocks;
+  int waves;
+};
+
+inline int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0 || x > (1 << 20)) return fallback;
+  return int(x);
+}
+
+inline CtaOrderKnobs cta_order_knobs(int default_min_nblocks) {
+  static const int min_nblocks = env_int("FA_SM90_BWD_CTA_MIN_NBLOCKS", -1);
+  static const int waves = env_int("FA_SM90_BWD_CTA_WAVES", 2);
+  return {min_nblocks >= 0 ? min_nblocks : default_min_nblocks, std::max(1, waves)};
+}
+
+// Largest per-CTA step count (query heads of the group x query blocks) that takes the fused dQ
+// conversion: kFuseMaxSteps (the smem bit mask's size), or FA_SM90_BWD_FUSE=N (0: never) below it.
+inline int fuse_max_steps() {
+  static const int n = std::min(env_int("FA_SM90_BWD_FUSE", kFuseMaxSteps), kFuseMaxSteps);
+  return n;
+}
+
+// Whether the first adder stores each dQ block (FA_SM90_BWD_DQ_STORE, bwd_workspace.hpp): the
+// build's default, or the environment variable of that name (0 / 1).
+inline bool dq_store_first_enabled() {
+  static const bool on = env_int("FA_SM90_BWD_DQ_STORE", FA_SM90_BWD_DQ_STORE) != 0;
+  return on;
+}
+
 // The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
 template <class Cfg, bool kMasked, bool kSoftcap>
 core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
@@ -87,16 +128,21 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   const bool prepost_vec = prepost_vectorized();  // FA_SM90_BWD_PREPOST=scalar: the ablation
   // Fused dQ conversion (kFusedConvert, bwd_workspace.hpp): dQ through the TMA staging buffer
   // and at most kFuseMaxSteps steps per CTA (its per-step bits in smem).
+  // FA_SM90_BWD_FUSE (run time, fused builds only): 0 = off (bwd_convert_dq runs), N = only calls
+  // of at most N steps per CTA, so one build can A/B it and run the tests both ways.
   FuseInfo fuse;
   if constexpr (kFusedConvert && Cfg::kDqTma) {
     const int64_t steps = int64_t(p.group_size()) * ((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
-    if (steps <= kFuseMaxSteps) fuse = FuseInfo{Cfg::kBlockM, Cfg::kBlockN, kMasked};
+    const int max_steps = fuse_max_steps();
+    if (max_steps > 0 && steps <= max_steps) fuse = FuseInfo{Cfg::kBlockM, Cfg::kBlockN, kMasked};
   }
+  // Only where dQ is added by the dQ warp's bulk copies (the RED paths need a zeroed accumulator).
+  const bool store_first = Cfg::kDqTma && dq_store_first_enabled();
   if (m_blocks > 0) {
     if (prepost_vec)
-      bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse);
+      bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
     else
-      bwd_preprocess<Element, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse);
+      bwd_preprocess<Element, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
   }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
@@ -121,16 +167,22 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     prm.cap_inv = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
     prm.cap_log2 = p.softcap * core::kLog2e;
     prm.fused_convert = fuse.block_m > 0 ? 1 : 0;
+    prm.dq_store_first = store_first ? 1 : 0;
     // Grouped CTA order (cta_coord): causal / right-bounded masks give the key blocks unequal
     // work, so G pairs' blocks are interleaved longest first, a group being >= ~2 waves of CTAs.
     // G divides the pair count: a smaller last group would start its longest CTAs late again
     // (a list-scheduling model of the grid: 0.93-0.95 -> 0.99 busy at causal N <= 4096, d256).
     // No divisor close to the target: the plain order. Fewer pairs than the target: one group.
+    // Only with >= min_nblocks key blocks (BwdConfig::kGroupedMinNBlocks: why); a group's target
+    // size is `waves` waves of CTAs (default 2).
     if constexpr (Cfg::kGroupedOrder) {
       const int64_t pairs = int64_t(p.heads_kv) * p.batch;  // (KV head, sequence): gridDim.y * z
-      if (kMasked && p.window_right >= 0 && !p.deterministic && int64_t(n_blocks) * pairs <= INT32_MAX) {
+      const CtaOrderKnobs knobs = cta_order_knobs(Cfg::kGroupedMinNBlocks);
+      if (kMasked && p.window_right >= 0 && !p.deterministic && int64_t(n_blocks) * pairs <= INT32_MAX &&
+          n_blocks >= knobs.min_nblocks) {
         const int sms = sched::sm_count(p.device_id);
-        const int64_t target = std::max<int64_t>(1, (2 * int64_t(sms) + n_blocks - 1) / n_blocks);
+        const int64_t target =
+            std::max<int64_t>(1, (int64_t(knobs.waves) * sms + n_blocks - 1) / n_blocks);
         if (sms > 0 && target >= pairs && pairs > 1) {
           prm.cta_group = int(pairs);  // one group: the whole grid longest first
         } else if (sms > 0 && target > 1) {
@@ -154,9 +206,9 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
 
   if (m_blocks > 0 && fuse.block_m == 0) {
     if (prepost_vec)
-      bwd_convert_dq<Cfg, true><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws);
+      bwd_convert_dq<Cfg, true><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws, store_first);
     else
-      bwd_convert_dq<Cfg, false><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws);
+      bwd_convert_dq<Cfg, false><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws, store_first);
   }
   return check_launch("sm90 backward dq convert");
 }

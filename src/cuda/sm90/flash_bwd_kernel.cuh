@@ -48,6 +48,9 @@
 // dQ warp waits for its completion and decrements the block's arrival counter; the CTA that takes
 // it to 0 remembers the step (one smem bit) and its consumers convert those blocks after the
 // epilogue (fused_convert_dq), so bwd_convert_dq is not launched.
+// First-adder store (BwdParams::dq_store_first, FA_SM90_BWD_DQ_STORE; kDqTma only): the
+// accumulator is not zeroed beforehand; each block's first adder (turn 0, or the winner of a CAS
+// on the turn counter) stores it with a bulk copy and the others add after it (dq_writer).
 // Registers: setmaxnreg gives the consumers 240 and the producer 24 of the 65536.
 #pragma once
 
@@ -189,6 +192,19 @@ struct BwdConfig {
 #endif
   static constexpr bool kGroupedOrder =
       (kHeadDim > 128 && FA_SM90_BWD_CTA_ORDER != 0) || FA_SM90_BWD_CTA_ORDER == 2;
+  // The grouped order only where a sequence has at least FA_SM90_BWD_CTA_ORDER_MIN_NBLOCKS key
+  // blocks (default 16; 0 = always, the session-4 behaviour). H200, d256 causal ÷ cuDNN: N512
+  // (8 key blocks) 0.95 in blockIdx order (session 3) but 0.84-0.86 grouped (session 4); N1k (16)
+  // 0.92 -> 0.94 and N4k 0.89 -> 0.98 grouped. With few key blocks per head the CTAs are short
+  // (1..8 steps) and the blockIdx order's tail is short too, while a group spreads the resident
+  // CTAs over G heads (G = 64 at N512: ~2 CTAs per head) instead of ~16 heads x 8 key blocks, so
+  // each head's Q/dO/dQ blocks are re-read from DRAM by its later CTAs instead of from L2 (the
+  // likely cause; not profiled). Run time: FA_SM90_BWD_CTA_MIN_NBLOCKS and FA_SM90_BWD_CTA_WAVES
+  // override the threshold and the group's target size (flash_bwd.cuh, cta_order_knobs).
+#ifndef FA_SM90_BWD_CTA_ORDER_MIN_NBLOCKS
+#define FA_SM90_BWD_CTA_ORDER_MIN_NBLOCKS 16
+#endif
+  static constexpr int kGroupedMinNBlocks = FA_SM90_BWD_CTA_ORDER_MIN_NBLOCKS;
   // S^T of the next step is issued right behind this step's dQ product, before its dQ is staged:
   // the tensor pipe then never drains at the step boundary (dQ staging, the loop's bookkeeping and
   // the next step's first wait used to run with nothing queued behind dQ). Costs the next S^T's
@@ -314,6 +330,7 @@ struct BwdParams {
   int cta_group = 0;  // > 0 (Cfg::kGroupedOrder): CTA order in groups of this many (KV head,
                       // sequence) pairs, key block major within a group (cta_coord); 0: blockIdx
   int fused_convert = 0;  // kFusedConvert and this call qualifies: the last adder converts dQ
+  int dq_store_first = 0;  // kDqTma and FA_SM90_BWD_DQ_STORE: the first adder stores (dq_writer)
 };
 
 // Query blocks [first, last) with a row that sees a key of [n0, n1) (n1 clipped to k_len). The
@@ -449,6 +466,17 @@ __device__ __forceinline__ void bulk_reduce_add_f32(float* gmem, const float* sm
                "r"(s), "r"(bytes)
                : "memory");
 }
+// As bulk_reduce_add_f32, or with `store` a plain copy (gmem = smem), by predicate: one address
+// computation for both (the dQ warp runs in 24 registers).
+__device__ __forceinline__ void bulk_store_or_add_f32(float* gmem, const float* smem, uint32_t bytes, bool store) {
+  const uint32_t s = uint32_t(__cvta_generic_to_shared(smem));
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.u32 p, %3, 0;\n"
+      " @p cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
+      " @!p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n}\n" ::"l"(gmem),
+      "r"(s), "r"(bytes), "r"(uint32_t(store))
+      : "memory");
+}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // All but the newest N groups have finished reading their smem source.
 template <int N>
@@ -574,13 +602,36 @@ __device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t*
       __syncwarp();  // bar.sync/arrive with the whole warp converged
       consumer_sync(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
       if (lane0) {
+        // dq_store_first: the block's first adder stores instead (bwd_preprocess did not zero the
+        // accumulator). Deterministic mode: turn 0 is first, and the turns order the rest. Else the
+        // turn counter (0 from bwd_preprocess, unused otherwise) says who: the CAS 0 -> 1 winner
+        // stores, and sets it to 2 once the store is complete (the same wait / proxy fence /
+        // release as a deterministic turn); the others wait for 2 before adding. The winner's
+        // store follows its CAS with nothing to wait for in between, so every wait ends.
+        bool first = false;
+        if (prm.dq_store_first) {
+          if (prm.p.deterministic) {
+            first = my_turn == 0;
+          } else {
+            first = atomicCAS(turn, 0, 1) == 0;
+            if (!first) {
+              while (load_acquire(turn) != 2) __nanosleep(32);
+              fence_proxy_async_global();  // the store before our TMA's reads
+            }
+          }
+        }
         // One transfer per WG half (16 KB at d128), the size FA3 uses, rather than one of 32 KB.
         float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
 #pragma unroll
         for (int wg = 0; wg < Cfg::kConsumerWGs; ++wg)
-          bulk_reduce_add_f32(dq_blk + wg * Cfg::kDqHalf, sdq + wg * Cfg::kDqHalf, Cfg::kDqHalf * 4);
+          bulk_store_or_add_f32(dq_blk + wg * Cfg::kDqHalf, sdq + wg * Cfg::kDqHalf, Cfg::kDqHalf * 4, first);
         bulk_commit();
         bulk_wait_read<0>();
+        if (first && !prm.p.deterministic) {
+          bulk_wait_all();
+          fence_proxy_async_global();
+          store_release(turn, 2);
+        }
       }
       __syncwarp();
       // After the last step nobody waits (an arrival without its bar.sync would stay pending).
