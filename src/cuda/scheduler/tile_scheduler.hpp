@@ -49,7 +49,11 @@ struct StaticLptScheduler {
   };
 
   // Under the H100/H200 L2 (50 MB): the rest holds the streamed Q/O tiles and the previous
-  // section's tail while sections change. Not tuned on the GPU yet.
+  // section's tail while sections change. Not tuned on the GPU yet. The forward's launcher may
+  // pass another budget (FA_SM90_FWD_L2_BUDGET_MB, flash_fwd.cuh): a section's K/V is streamed
+  // front to back by every CTA of a round and then again by the next round, so a section larger
+  // than what L2 keeps turns every round's K/V into DRAM reads (ncu, d64 N8k, 2 MB of K/V per head,
+  // 16-head sections: L2 hit rate 79% and ~4x the minimum DRAM bytes; cuDNN 94%).
   static constexpr int64_t kL2BudgetBytes = int64_t(32) << 20;
 
   // Tile of CTA `cta` (of `ctas`) in round `round` of the persistent walk; false when the CTA has
@@ -126,7 +130,8 @@ struct StaticLptScheduler {
   // ---- host side ----
   // kv_bytes_per_kv_head: K + V bytes one KV head of one sequence occupies.
   static Params make_params(int m_blocks, int heads, int batch, int group_size,
-                            int64_t kv_bytes_per_kv_head, bool reverse_m, bool persistent) {
+                            int64_t kv_bytes_per_kv_head, bool reverse_m, bool persistent,
+                            int64_t l2_budget_bytes = kL2BudgetBytes) {
     Params s;
     s.m_blocks = m_blocks;
     s.heads = heads;
@@ -135,7 +140,7 @@ struct StaticLptScheduler {
     s.persistent = persistent;
     const int64_t pairs = int64_t(heads) * batch;
     s.total_tiles = int(std::min<int64_t>(pairs * m_blocks, INT32_MAX - 4096));  // caller checks
-    const int64_t kv_heads = std::max<int64_t>(1, kL2BudgetBytes / std::max<int64_t>(1, kv_bytes_per_kv_head));
+    const int64_t kv_heads = std::max<int64_t>(1, l2_budget_bytes / std::max<int64_t>(1, kv_bytes_per_kv_head));
     s.section_pairs = int(std::clamp<int64_t>(kv_heads * group_size, 1, std::max<int64_t>(1, pairs)));
     s.rounds = 1;  // one tile per CTA until set_grid
     return s;

@@ -154,10 +154,13 @@ struct FwdKernel {
   // + the producer warpgroup; without it the consumers are threads 0..255.
   static constexpr int kThreads = kConsumerThreads + (kWarpSpecialised ? 128 : 0);
   static constexpr int kConsumerBase = kWarpSpecialised ? 128 : 0;
-  static_assert(kConsumerWGs == 2, "register split and ping-pong assume 2 consumer warpgroups");
-  // setmaxnreg: 128 × 24 + 256 × 240 = 64512 ≤ 65536 registers per SM.
+  // 3 warpgroups: d64 with FA_SM90_FWD_D64_BLOCK_M = 192 (fwd_tile_config.hpp) only.
+  static_assert(kConsumerWGs == 2 || (kConsumerWGs == 3 && kWarpSpecialised),
+                "register split and ping-pong are set up for 2 or 3 consumer warpgroups");
+  // setmaxnreg: 128 × 24 + 256 × 240 = 64512 ≤ 65536 registers per SM (2 consumer warpgroups);
+  // 128 × 24 + 384 × 160 = 64512 (3).
   static constexpr uint32_t kProducerRegs = 24;
-  static constexpr uint32_t kConsumerRegs = 240;
+  static constexpr uint32_t kConsumerRegs = kConsumerWGs == 2 ? 240 : 160;
 
   using TileShapeQK = cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>, cute::Int<kHeadDim>>;
   using TileShapePV = cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>, cute::Int<kBlockN>>;
@@ -262,8 +265,11 @@ struct FwdKernel {
   static constexpr int kSmemBytes = int(sizeof(SharedStorage));
   static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
 
-  // Named barrier of each consumer warpgroup's epilogue (after the ping-pong ids).
-  static constexpr uint32_t kEpilogueBarrierWG1 = uint32_t(FwdNamedBarrier::WarpSchedulerWG2) + 1;
+  // Named barriers: ping-pong (scheduler) ids WarpSchedulerWG1 + w for consumer warpgroup w, then
+  // each warpgroup's epilogue barrier (2 warpgroups: ids 0-1 and 2-3, as FwdNamedBarrier lists).
+  static constexpr uint32_t kSchedulerBarrier0 = uint32_t(FwdNamedBarrier::WarpSchedulerWG1);
+  static_assert(uint32_t(FwdNamedBarrier::WarpSchedulerWG2) == kSchedulerBarrier0 + 1);
+  static constexpr uint32_t kEpilogueBarrierWG1 = kSchedulerBarrier0 + kConsumerWGs;
 
   using Scheduler = sched::StaticLptScheduler;
 
@@ -575,17 +581,20 @@ struct FwdKernel {
   }
 
   // Ping-pong: warpgroup w waits for its turn before issuing GEMMs and hands the turn to the
-  // other warpgroup right after issuing them. Both warpgroups take the same number of turns per
-  // tile, so the alternation simply continues from one tile to the next.
+  // next warpgroup (w + 1 mod kConsumerWGs: the other one of two, a round robin of three) right
+  // after issuing them. Every warpgroup takes the same number of turns per tile, so the rotation
+  // simply continues from one tile to the next. Each barrier counts the 128 waiting threads and
+  // the 128 of the warpgroup handing over the turn.
+  __device__ static int pingpong_next(int consumer_wg) {
+    return consumer_wg + 1 == kConsumerWGs ? 0 : consumer_wg + 1;
+  }
   __device__ static void pingpong_wait(int consumer_wg) {
     if constexpr (kPingPong)
-      cutlass::arch::NamedBarrier::sync(kConsumerThreads,
-                                        uint32_t(FwdNamedBarrier::WarpSchedulerWG1) + consumer_wg);
+      cutlass::arch::NamedBarrier::sync(2 * 128, kSchedulerBarrier0 + uint32_t(consumer_wg));
   }
   __device__ static void pingpong_pass(int consumer_wg) {
     if constexpr (kPingPong)
-      cutlass::arch::NamedBarrier::arrive(kConsumerThreads,
-                                          uint32_t(FwdNamedBarrier::WarpSchedulerWG1) + (1 - consumer_wg));
+      cutlass::arch::NamedBarrier::arrive(2 * 128, kSchedulerBarrier0 + uint32_t(pingpong_next(consumer_wg)));
   }
 
   // Waits until a slot is loaded. cp.async (ablation) writes through the generic proxy, which
@@ -597,10 +606,10 @@ struct FwdKernel {
   }
 
   __device__ static void consume(Params const& params, SharedStorage& ss) {
-    const int consumer_wg = (int(threadIdx.x) - kConsumerBase) / 128;  // 0 or 1
-    // Warpgroup 0 goes first: warpgroup 1 opens its barrier.
-    if (kPingPong && consumer_wg == 1)
-      cutlass::arch::NamedBarrier::arrive(kConsumerThreads, uint32_t(FwdNamedBarrier::WarpSchedulerWG1));
+    const int consumer_wg = (int(threadIdx.x) - kConsumerBase) / 128;  // 0 .. kConsumerWGs - 1
+    // Warpgroup 0 goes first: the last warpgroup (the one that hands the turn to 0) opens its barrier.
+    if (kPingPong && consumer_wg == kConsumerWGs - 1)
+      cutlass::arch::NamedBarrier::arrive(2 * 128, kSchedulerBarrier0);
     Scheduler scheduler(params.sched);
     sched::TileCoord tc;
     int kv_it = 0, q_it = 0;  // same counters as the producer's
@@ -613,8 +622,8 @@ struct FwdKernel {
         ++q_it;
       }
     }
-    // The last pass left warpgroup 0's barrier opened by warpgroup 1 without a matching wait;
-    // consume it so no arrival is left pending when the CTA exits.
+    // The last pass left warpgroup 0's barrier opened by the last warpgroup without a matching
+    // wait; consume it so no arrival is left pending when the CTA exits.
     if (kPingPong && consumer_wg == 0) pingpong_wait(consumer_wg);
     // The shared-memory source of the last TMA store must stay valid until the store has read it.
     if constexpr (kTmaStoreO) {
@@ -637,7 +646,7 @@ struct FwdKernel {
     // epilogue's addresses) is recomputed inside the tile loop instead of being hoisted out of it
     // and kept live (spilled) across the mainloop.
     asm volatile("" : "+r"(ctid));
-    const int consumer_wg = ctid / 128;  // 0 or 1
+    const int consumer_wg = ctid / 128;  // 0 .. kConsumerWGs - 1
 
     TiledMmaQK mma_qk;
     TiledMmaPV mma_pv;
@@ -699,6 +708,12 @@ struct FwdKernel {
           conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tSrS.data()));
     };
     auto rescale = [&]() {
+      if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) {  // fwd_softmax.hpp
+        bool unchanged = true;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) unchanged = unchanged && rescale_o[r] == 1.f;
+        if (__all_sync(0xffffffffu, unchanged)) return;
+      }
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
 #pragma unroll
@@ -977,6 +992,30 @@ bool make_packed_q_map(const core::AttnParams& p, int group, int64_t rows, int b
   return r == CUDA_SUCCESS;
 }
 
+// K/V bytes per L2 section of the persistent tile walk (sched::StaticLptScheduler) for equal-weight
+// tiles (non-causal): the build's FA_SM90_FWD_L2_BUDGET_MB (default 32, the scheduler's own
+// constant), or the environment variable of the same name (MB, 1..4096; read once per process) so
+// one build can compare budgets. Smaller sections put fewer (batch, head) pairs in one round, so
+// more of a head's query blocks run at the same moment and read its K/V from L2 while it is there
+// (N 512, d128, 32 MB: a round of 132 tiles holds query block 0 of 128 heads, each K/V read from
+// DRAM by one CTA and kept in L2 for the next three rounds; 4 MB: 16 heads × 4 query blocks per
+// section). Causal walks keep 32 MB: their sections restart the snake, and a section of fewer
+// tiles than CTAs would leave CTAs idle for a round.
+#ifndef FA_SM90_FWD_L2_BUDGET_MB
+#define FA_SM90_FWD_L2_BUDGET_MB 32
+#endif
+inline int64_t sm90_fwd_l2_budget_bytes() {
+  static const int64_t bytes = [] {
+    int64_t mb = FA_SM90_FWD_L2_BUDGET_MB;
+    if (const char* v = std::getenv("FA_SM90_FWD_L2_BUDGET_MB"); v && *v) {
+      const long x = std::strtol(v, nullptr, 10);
+      if (x >= 1 && x <= 4096) mb = x;
+    }
+    return mb << 20;
+  }();
+  return bytes;
+}
+
 template <class Kernel, class Element>
 core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   using namespace cute;
@@ -1073,7 +1112,8 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       (p.softcap > 0.f ? p.softcap : p.scale) * core::kLog2e,
       p.softcap > 0.f ? p.scale / p.softcap : 0.f,
       Kernel::Scheduler::make_params(int(m_blocks), tile_heads, p.batch, pack_shift > 0 ? 1 : group,
-                                     kv_bytes, reverse_m, persistent),
+                                     kv_bytes, reverse_m, persistent,
+                                     reverse_m ? sched::StaticLptScheduler::kL2BudgetBytes : sm90_fwd_l2_budget_bytes()),
       tma_store_o,
       pack_shift,
       q_packed,

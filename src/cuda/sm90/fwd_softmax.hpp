@@ -12,6 +12,15 @@
 
 #include <cmath>
 
+// Exact O-rescale skip (1 = on): a row whose running max did not change gets the factor exactly 1
+// (no exp2; with FFMA contraction exp2(m·c − round(m·c)) is 1 ± a few ulp instead), and the
+// consumer skips the O *= factor multiplies (kHeadDim / 2 FMULs per thread per key block) when
+// every row of the warp has factor 1 (a warp vote, so the branch is uniform). Past the first
+// key blocks a row's max rarely changes, so at long N most blocks skip. 0 = always rescale.
+#ifndef FA_SM90_FWD_RESCALE_SKIP
+#define FA_SM90_FWD_RESCALE_SKIP 0
+#endif
+
 namespace fa::cuda::sm90 {
 
 // ((2, 2, N/8), MMA_M, MMA_N) accumulator -> (rows = (2, MMA_M), cols = (2, N/8, MMA_N)).
@@ -83,6 +92,9 @@ struct OnlineSoftmax {
       // (not NaN from -inf - -inf).
       const float m_scaled = (m == -INFINITY) ? 0.f : m * scale_log2;
       rescale_o[r] = exp2f(row_max[r] * scale_log2 - m_scaled);  // old max -inf -> 0
+      // Unchanged max: exactly 1. (A row with no allowed key yet has O = 0 and sum 0, which any
+      // factor keeps.)
+      if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m == row_max[r] ? 1.f : rescale_o[r];
       row_max[r] = m;
       float sum = 0.f;
 #pragma unroll

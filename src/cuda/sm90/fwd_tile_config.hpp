@@ -1,5 +1,6 @@
 // Tile sizes of the Hopper forward, one row per head dim (the only place they are chosen).
-// kBlockM = 128: 2 consumer warpgroups × 64 rows (one m64nNk16 wgmma row-block each).
+// kBlockM = 128: 2 consumer warpgroups × 64 rows (one m64nNk16 wgmma row-block each); d64 may
+// take 192 (3 warpgroups, FA_SM90_FWD_D64_BLOCK_M below).
 // kBlockN is bounded by shared memory (Q + kStages × (K + V) ≤ 227 KB) and by registers
 // (O accumulator = kHeadDim/2 fp32 per thread, S = kBlockN/2 fp32 per thread, ≤ 240 regs).
 //   d64 : Q 16 KB + 2 × (16 + 16) KB =  80 KB
@@ -37,6 +38,23 @@ namespace fa::cuda::sm90 {
 // experiment, default 2 like every head dim.
 #ifndef FA_SM90_FWD_D64_STAGES
 #define FA_SM90_FWD_D64_STAGES 2
+#endif
+
+// d64 query tile: 128 = 2 consumer warpgroups (240 registers each), 192 = 3 consumer warpgroups
+// (160 registers each: O 32 + S 64 + P 32 fp32-equivalents fit), a build-time experiment for the
+// per-tile fixed cost at d64, where a 128-row tile's GEMMs are short (64·128·64 per wgmma): the
+// prologue (first Q·Kᵀ + softmax with nothing to overlap), the last P·V and the epilogue are paid
+// once per 192 rows instead of 128, and three warpgroups take turns issuing GEMMs (the ping-pong
+// becomes a round robin), so two softmaxes overlap each GEMM turn. Shared memory at 192:
+// Q 2 × 24 + 2 × (16 + 16) + O 24 = 136 KB. Costs: N not a multiple of 192 leaves a partial last
+// tile (N 512: 3 tiles = 576 rows; 1024: 6 = 1152), and 1.5x fewer, longer tiles per wave.
+// The masked (causal / window, + softcap) instance separately: at 192 it spills (ptxas: 156 B
+// stores / 160 B loads at 160 registers; unmasked: none, 151 registers used), so it stays at 128.
+#ifndef FA_SM90_FWD_D64_BLOCK_M
+#define FA_SM90_FWD_D64_BLOCK_M 128
+#endif
+#ifndef FA_SM90_FWD_D64_MASKED_BLOCK_M
+#define FA_SM90_FWD_D64_MASKED_BLOCK_M 128
 #endif
 
 // d192 / d256 key blocks (masked instances too), a build-time experiment for short sequences,
@@ -80,8 +98,8 @@ template <int kHeadDim, bool kMasked = false>
 struct FwdTile;
 
 template <bool kMasked> struct FwdTile<64, kMasked> {
-  static constexpr int kBlockM = 128, kBlockN = kMasked ? 128 : FA_SM90_FWD_D64_BLOCK_N,
-                       kStages = FA_SM90_FWD_D64_STAGES;
+  static constexpr int kBlockM = kMasked ? FA_SM90_FWD_D64_MASKED_BLOCK_M : FA_SM90_FWD_D64_BLOCK_M,
+                       kBlockN = kMasked ? 128 : FA_SM90_FWD_D64_BLOCK_N, kStages = FA_SM90_FWD_D64_STAGES;
 };
 template <bool kMasked> struct FwdTile<96, kMasked>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
 template <bool kMasked> struct FwdTile<128, kMasked> {
@@ -97,6 +115,9 @@ template <bool kMasked> struct FwdTile<256, kMasked> {
 };
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
+static_assert((FA_SM90_FWD_D64_BLOCK_M == 128 || FA_SM90_FWD_D64_BLOCK_M == 192) &&
+                  (FA_SM90_FWD_D64_MASKED_BLOCK_M == 128 || FA_SM90_FWD_D64_MASKED_BLOCK_M == 192),
+              "d64 query tile: 2 or 3 consumer warpgroups");
 static_assert(FA_SM90_FWD_Q_STAGES == 1 || FA_SM90_FWD_Q_STAGES == 2, "Q: one or two slots");
 static_assert(FA_SM90_FWD_D64_STAGES >= 2 && FA_SM90_FWD_D64_STAGES <= 4, "d64 K/V ring depth");
 static_assert(FA_SM90_FWD_D128_BLOCK_N % 16 == 0 && FA_SM90_FWD_D128_BLOCK_N <= 160, "smem: see above");
