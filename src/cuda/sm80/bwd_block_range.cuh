@@ -73,6 +73,11 @@ struct TileMask {
   FA_HD bool allowed(int r, int c) const {
     return c < col_end && c - r >= diag_lo && c - r <= diag_hi;
   }
+  // The same test without short-circuits: three compares and two predicate ANDs, no branches
+  // (with per-element coordinates computed in the step, && became a branch per element).
+  FA_HD bool allowed_flat(int r, int c) const {
+    return (c < col_end) & (c - r >= diag_lo) & (c - r <= diag_hi);
+  }
 };
 
 }  // namespace fa::cuda::sm80

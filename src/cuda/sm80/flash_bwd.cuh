@@ -62,6 +62,24 @@ using namespace cute;
 // kStages Q/dO smem buffers. Shared memory = (2·N·D + 2·kStages·M·D + 2·M·N) · 2 bytes must fit
 // 163 KB (sm80 opt-in limit); d 96/192/256 halve kBlockN (d 128 too by default, see the macro).
 // Build-time switches for ablations and register-pressure experiments (see the table below).
+// FA_SM80_BWD_LEAN_LDSM=1 changes the defaults of four of them at once (one -D for an A/B build
+// whose flags cannot hold spaces): D128_SDP_CHUNKS 1, D128_WARPS_MDQ 2, D64_BLOCK_M 128 and
+// OPAQUE_TID d64+d128 (10), the ldmatrix-saving tiles of PyTorch's FA2 (fewer shared-memory
+// wavefronts per MMA). Any of the four given explicitly still wins.
+#if defined(FA_SM80_BWD_LEAN_LDSM) && FA_SM80_BWD_LEAN_LDSM
+#ifndef FA_SM80_BWD_D128_SDP_CHUNKS
+#define FA_SM80_BWD_D128_SDP_CHUNKS 1
+#endif
+#ifndef FA_SM80_BWD_D128_WARPS_MDQ
+#define FA_SM80_BWD_D128_WARPS_MDQ 2
+#endif
+#ifndef FA_SM80_BWD_D64_BLOCK_M
+#define FA_SM80_BWD_D64_BLOCK_M 128
+#endif
+#ifndef FA_SM80_BWD_OPAQUE_TID
+#define FA_SM80_BWD_OPAQUE_TID 10
+#endif
+#endif
 #ifndef FA_SM80_BWD_D128_BLOCK_N
 // Keys per CTA at d 128. 128 halves the dQ atomics per FLOP and the Q/dO ldmatrix traffic per MMA
 // against 64 (FA2's tile); it fits in 255 registers since LSE/D moved to shared memory.
@@ -107,6 +125,30 @@ using namespace cute;
 // fewer ldmatrix per step, the same number of dQ reductions (FA2's layout at d 128).
 #define FA_SM80_BWD_D128_WARPS_MDQ 4
 #endif
+#ifndef FA_SM80_BWD_D128_SDP_CHUNKS
+// Key-column chunks of S = Q K^T and dP = dO V^T at d 128 with 128 keys. 2: S and dP take 16
+// registers each instead of 32, but every chunk re-reads the whole Q and dO tiles with ldmatrix
+// (32 of a warp's 184 ldmatrix.x4 per step; shared-memory bandwidth is what limits this kernel,
+// ncu: L1 ~70% busy at 34% tensor utilisation). 1: one pass, FA2's layout.
+#define FA_SM80_BWD_D128_SDP_CHUNKS 2
+#endif
+#ifndef FA_SM80_BWD_OPAQUE_TID
+// 1: per-thread values derived from tid (the ldmatrix addresses of each product, the row/column
+// coordinates of S and dQ entries for the row stats, the masked softmax and the guarded dQ
+// reductions) are rebuilt in each step, where they are used, from an opaque copy of tid: the
+// compiler cannot hoist them out of the step loop and keep ~50 of them live (or spilled) across
+// the GEMMs. Costs some integer instructions per step. 0: computed once before the loop.
+// A mask of head dims (bwd_head_dim_bit: d32 1, d64 2, d96 4, d128 8, d192 16, d256 32; 63 all).
+// D128_SDP_CHUNKS=1 and D64_BLOCK_M=128 need it at their head dim to compile without spills
+// (sm_90a bf16: d128 100 B -> 0, d64 124 B -> 0).
+#define FA_SM80_BWD_OPAQUE_TID 0
+#endif
+#ifndef FA_SM80_BWD_D64_BLOCK_M
+// Query rows per step at d 64 without softcap. 128: PyTorch FA2's 128 x 128 tile at d 64 (the K/V
+// operands are re-read from shared memory once per 128 query rows instead of per 64; S and dP
+// take 64 registers each); 64: the previous tile.
+#define FA_SM80_BWD_D64_BLOCK_M 64
+#endif
 #ifndef FA_SM80_BWD_D256_BLOCK_M
 #define FA_SM80_BWD_D256_BLOCK_M 32  // query rows per step at d 256 (64: with DQ_CHUNKS 2, 1 stage, 254 regs, no spill)
 #endif
@@ -120,12 +162,19 @@ using namespace cute;
 #define FA_SM80_BWD_D256_WARPS 2  // warps along keys (dK/dV) and rows (dQ) at d 256
 #endif
 
+// Bit of a head dim in the FA_SM80_BWD_* head-dim masks above.
+constexpr int bwd_head_dim_bit(int d) {
+  return d == 32 ? 1 : d == 64 ? 2 : d == 96 ? 4 : d == 128 ? 8 : d == 192 ? 16 : d == 256 ? 32 : 0;
+}
+
 template <int kHeadDim, bool kSoftcap>
 struct BwdTile {
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "head dims 32..256 in steps of 32");
   // d 256: 32 query rows per step keeps dQ (32 regs) and the operand fragments beside dK/dV's
   // 128 accumulator registers without spilling (64 rows spilled ~400 B even with dQ chunking).
-  static constexpr int kBlockM = kHeadDim == 256 ? FA_SM80_BWD_D256_BLOCK_M : 64;
+  static constexpr int kBlockM = kHeadDim == 256 ? FA_SM80_BWD_D256_BLOCK_M
+                                 : (kHeadDim == 64 && !kSoftcap) ? FA_SM80_BWD_D64_BLOCK_M
+                                                  : 64;
   // d 96 uses 64 keys as well: its 32-wide swizzle rows cost extra address registers and the
   // 128-key tile spilled (~200 bytes).
   // d 128 with softcap keeps 64 keys: tanh and its derivative need registers the 128-key tile
@@ -138,7 +187,9 @@ struct BwdTile {
   static constexpr int kStages = (kHeadDim == 256 && kBlockM == 64) ? 1 : 2;
   // S and dP are computed kSdPChunks key columns at a time: with 128 keys and d >= 96 the dK/dV
   // accumulators take 96-128 registers per thread and full-width S and dP (64 more) spill.
-  static constexpr int kSdPChunks = (kBlockN == 128 && kHeadDim >= 96) ? 2 : 1;
+  static constexpr int kSdPChunks = (kBlockN == 128 && kHeadDim >= 96)
+                                        ? (kHeadDim == 128 ? FA_SM80_BWD_D128_SDP_CHUNKS : 2)
+                                        : 1;
   // Warps along keys (dK/dV) and along query rows (dQ); the rest go across the head dim. With
   // d 256 a warp spanning 128 head-dim columns would hold 64 B-operand registers per k-slice.
   static constexpr int kWarpsNdKV = kHeadDim == 256 ? FA_SM80_BWD_D256_WARPS : 4;
@@ -420,6 +471,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   constexpr bool kRedV2 = FA_SM80_BWD_DQ_RED_V2 != 0;
   constexpr bool kFastTiles = FA_SM80_BWD_FAST_TILES != 0;
   constexpr bool kStepCounters = FA_SM80_BWD_STEP_COUNTERS != 0;
+  constexpr bool kOpaqueTid = (FA_SM80_BWD_OPAQUE_TID & bwd_head_dim_bit(kD)) != 0;
   // The second (mask-free) copy of the softcap softmax spills 4 bytes next to full-width S and dP
   // (128 keys in one chunk, d <= 64): those instances keep one softmax for every tile.
   constexpr bool kFastSoftmax = kFastTiles && !(kSoftcap && kN == 128 && T::kSdPChunks == 1);
@@ -559,23 +611,29 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   auto s2r_dkv_b = make_tiled_copy_B(typename T::SmemLoadT{}, mma_dkv);
   auto s2r_dq_a = make_tiled_copy_A(typename T::SmemLoad{}, mma_dq);
   auto s2r_dq_b = make_tiled_copy_B(typename T::SmemLoadT{}, mma_dq);
-  auto s2r_sdp_a_thr = s2r_sdp_a.get_thread_slice(tid);
-  auto s2r_sdp_b_thr = s2r_sdp_b.get_thread_slice(tid);
-  auto s2r_dkv_a_thr = s2r_dkv_a.get_thread_slice(tid);
-  auto s2r_dkv_b_thr = s2r_dkv_b.get_thread_slice(tid);
-  auto s2r_dq_a_thr = s2r_dq_a.get_thread_slice(tid);
-  auto s2r_dq_b_thr = s2r_dq_b.get_thread_slice(tid);
-  Tensor tdVsPt = s2r_dkv_a_thr.partition_S(sPt);
-  Tensor tdKsdSt = s2r_dkv_a_thr.partition_S(sdSt);
-  Tensor tdQsdS = s2r_dq_a_thr.partition_S(sdS);
+
+  // tid, or (FA_SM80_BWD_OPAQUE_TID) a fresh opaque copy of it per call.
+  auto thread_id = [&] {
+    int t = tid;
+    if constexpr (kOpaqueTid) asm volatile("" : "+r"(t));
+    return t;
+  };
+  // This thread's slice of an smem -> register copy, taken in the step where it is used.
+  auto thr_slice = [&](auto const& tiled_copy) { return tiled_copy.get_thread_slice(thread_id()); };
 
   // register -> smem stores of P and dS
   auto r2s_pds = make_tiled_copy_C(typename T::SmemStore{}, mma_sdp);
   auto r2s_pds_thr = r2s_pds.get_thread_slice(tid);
 
-  // (row, col) coordinates of this thread's S/dP accumulator entries and of its dQ entries.
-  Tensor cS = rowcol_coords<kM, kNc>(thr_sdp);
-  Tensor cdQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{}));
+  // (row, col) coordinates of this thread's S/dP accumulator entries and of its dQ entries;
+  // s_coords() / dq_coords() rebuild them from an opaque tid (FA_SM80_BWD_OPAQUE_TID), each
+  // call a fresh value the compiler cannot share with another use.
+  auto s_coords = [&] { return rowcol_coords<kM, kNc>(mma_sdp.get_thread_slice(thread_id())); };
+  auto dq_coords = [&] {
+    return mma_dq.get_thread_slice(thread_id())
+        .partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{}));
+  };
+  Tensor cS = s_coords();  // shape only
   constexpr int kRows = decltype(size<0>(cS))::value;  // query rows this thread touches in S
   constexpr int kCols = decltype(size<1>(cS))::value;
 
@@ -612,6 +670,8 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     Tensor sdOt = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQt{});
 
     // S = Q K^T, dP = dO V^T, then P and dS, one chunk of kNc key columns at a time.
+    auto s2r_sdp_a_thr = thr_slice(s2r_sdp_a);
+    auto s2r_sdp_b_thr = thr_slice(s2r_sdp_b);
     Tensor tSsQ = s2r_sdp_a_thr.partition_S(sQ);
     Tensor tSsdO = s2r_sdp_a_thr.partition_S(sdO);
     // Per-element masking only where the tile is cut by the mask or the key range ends.
@@ -623,17 +683,18 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     // This thread's rows' LSE and D, loaded once for both chunks (ptxas hoisted them anyway; doing
     // it here keeps them out of the two softmax variants below).
     float row_lse_log2[kRows], row_dsum[kRows];
+    Tensor cSr = s_coords();  // = cS when !kOpaqueTid (the same value, CSE'd)
     if (fast_tile) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
-        const int row = get<0>(cS(r, 0));
+        const int row = get<0>(cSr(r, 0));
         row_lse_log2[r] = core::lse_for_backward(lse_ptr[row]) * core::kLog2e;
         row_dsum[r] = dsum_ptr[row];
       }
     } else {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
-        const int row = get<0>(cS(r, 0));
+        const int row = get<0>(cSr(r, 0));
         const bool in = row < q_rows;
         row_lse_log2[r] = in ? core::lse_for_backward(lse_ptr[row]) * core::kLog2e : INFINITY;
         row_dsum[r] = in ? dsum_ptr[row] : 0.f;
@@ -681,8 +742,11 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
         probs_and_grads([](int, int) { return true; });
       } else {
         const TileMask tile_mask(mask, m0, n0 + chunk * kNc);
-        probs_and_grads([&](int r, int c) {
-          return !need_mask || tile_mask.allowed(get<0>(cS(r, c)), get<1>(cS(r, c)));
+        Tensor cSm = s_coords();
+        probs_and_grads([&](int r, int c) -> bool {
+          const int row = get<0>(cSm(r, c)), col = get<1>(cSm(r, c));
+          if constexpr (kOpaqueTid) return !need_mask | tile_mask.allowed_flat(row, col);
+          else return !need_mask || tile_mask.allowed(row, col);
         });
       }
       Tensor rP = convert_to<Element>(acc_s);
@@ -695,11 +759,16 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     __syncthreads();
 
     // dV += P^T dO, dQ_i += dS K_j (atomics), dK += dS^T Q; see FA_SM80_BWD_DQ_BEFORE_DK.
+    auto s2r_dkv_a_thr = thr_slice(s2r_dkv_a);
+    auto s2r_dkv_b_thr = thr_slice(s2r_dkv_b);
+    Tensor tdVsPt = s2r_dkv_a_thr.partition_S(sPt);
     gemm_smem(mma_dkv, acc_dv, rPt, rdOt, tdVsPt, s2r_dkv_b_thr.partition_S(sdOt), s2r_dkv_a,
               s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
     auto gemm_dk = [&] {
-      gemm_smem(mma_dkv, acc_dk, rdSt, rQt, tdKsdSt, s2r_dkv_b_thr.partition_S(sQt), s2r_dkv_a,
-                s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
+      auto a_thr = thr_slice(s2r_dkv_a);
+      auto b_thr = thr_slice(s2r_dkv_b);
+      gemm_smem(mma_dkv, acc_dk, rdSt, rQt, a_thr.partition_S(sdSt), b_thr.partition_S(sQt),
+                s2r_dkv_a, s2r_dkv_b, a_thr, b_thr);
     };
     if constexpr (!kDQBeforeDK) gemm_dk();
 
@@ -725,6 +794,9 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
         Tensor acc_dq = partition_fragment_C(mma_dq, Shape<Int<kM>, Int<kDc>>{});
         clear(acc_dq);
         Tensor sKtc = local_tile(sKt, Shape<Int<kDc>, Int<kN>>{}, make_coord(chunk, 0));
+        auto s2r_dq_a_thr = thr_slice(s2r_dq_a);
+        auto s2r_dq_b_thr = thr_slice(s2r_dq_b);
+        Tensor tdQsdS = s2r_dq_a_thr.partition_S(sdS);
         gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, s2r_dq_b_thr.partition_S(sKtc), s2r_dq_a,
                   s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
         Tensor tdQg = thr_dq.partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
@@ -736,11 +808,13 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
             CUTE_UNROLL
             for (int i = 0; i < size(acc_dq); i += 2) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
           } else {
+            Tensor cdQ = dq_coords();
             CUTE_UNROLL
             for (int i = 0; i < size(acc_dq); i += 2)
               if (get<0>(cdQ(i)) < q_rows) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
           }
         } else {
+          Tensor cdQ = dq_coords();
           CUTE_UNROLL
           for (int i = 0; i < size(acc_dq); ++i)
             if (get<0>(cdQ(i)) < q_rows) red_add(&tdQg(i), acc_dq(i));
