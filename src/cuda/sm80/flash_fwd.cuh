@@ -88,6 +88,20 @@ namespace sm80 {
 #ifndef FA_SM80_FWD_THREAD_BASE_LOADS
 #define FA_SM80_FWD_THREAD_BASE_LOADS 1
 #endif
+// Head-dim mask (as above). On: boundary steps mask with 32-bit block-local bounds (BlockWindow,
+// two per-CTA scalars) after the step's second barrier, and the thread's score coordinates (mask,
+// LSE rows) are rebuilt where used from an opaque tid; off: mask_scores with the 64-bit diag(i) of
+// each of the thread's rows, which the compiler hoists out of the key loop (d128 masked: those were
+// the spilled registers), before the barrier.
+#ifndef FA_SM80_FWD_MASK_BOUNDS32
+#define FA_SM80_FWD_MASK_BOUNDS32 8
+#endif
+// Head-dim mask. On: boundary steps load K/V like lean steps (load_full_block from the thread's
+// first vector, rows past the sequence end zero-filled) instead of load_rows over CuTe's partition,
+// and both add the thread's column offset as an unsigned 32-bit value.
+#ifndef FA_SM80_FWD_BOUNDARY_THREAD_LOADS
+#define FA_SM80_FWD_BOUNDARY_THREAD_LOADS 8
+#endif
 
 // Runtime switches for ablations (environment, read once per process):
 //   FA_FWD_REVERSE_M=0        launch query blocks in order instead of last-first (causal load balance)
@@ -112,15 +126,17 @@ constexpr int head_dim_bit(int d) {
   return d == 32 ? 1 : d == 64 ? 2 : d == 96 ? 4 : d == 128 ? 8 : d == 192 ? 16 : d == 256 ? 32 : 0;
 }
 
-// cp.async of one full K or V block (every row exists) whose first row is block_row0. thr_src
-// points at this thread's first vector (its row and column offsets already applied); the other
-// vectors of the thread sit a compile-time number of rows and columns further (the gmem copy's
-// thread layout), so each address is thr_src plus a warp-uniform row offset times the row stride.
-// CuTe's partition of a fresh block tensor instead keeps per-thread 64-bit offsets of every row
-// live across the loop, registers the d128 step does not have (they were spilled).
-template <class Dst, class Coord, typename Element>
+// cp.async of one K or V block whose first row is block_row0. thr_src points at this thread's
+// first vector (its row and column offsets already applied); the other vectors of the thread sit a
+// compile-time number of rows and columns further (the gmem copy's thread layout), so each address
+// is thr_src plus a warp-uniform row offset times the row stride. CuTe's partition of a fresh block
+// tensor instead keeps per-thread 64-bit offsets of every row live across the loop, registers the
+// d128 step does not have (they were spilled). kRowLimit: only tile rows below row_limit exist (the
+// sequence's last block); the others are zero-filled, as load_rows does, so that masked keys hold
+// finite scores and P·V multiplies their P = 0 by 0, not by stale data.
+template <bool kRowLimit = false, class Dst, class Coord, typename Element>
 CUTE_DEVICE void load_full_block(const Element* thr_src, int64_t row_stride, int block_row0, Dst&& dst,
-                                 Coord const& coord) {
+                                 Coord const& coord, int row_limit = 0) {
   const int row_t = get<0>(coord(0, 0, 0)), col_t = get<1>(coord(0, 0, 0));
   CUTE_UNROLL
   for (int m = 0; m < size<1>(dst); ++m) {
@@ -128,10 +144,14 @@ CUTE_DEVICE void load_full_block(const Element* thr_src, int64_t row_stride, int
     for (int k = 0; k < size<2>(dst); ++k) {
       // Compile-time offsets from the thread's first vector (the identity layout is static).
       const int dr = get<0>(coord(0, m, k)) - row_t, dc = get<1>(coord(0, m, k)) - col_t;
-      const Element* src = thr_src + int64_t(block_row0 + dr) * row_stride + dc;
-      SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
-          *reinterpret_cast<const cute::uint128_t*>(src),
-          *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dst(0, m, k))));
+      const bool row_exists = !kRowLimit || get<0>(coord(0, m, k)) < row_limit;
+      auto* smem = reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dst(0, m, k)));
+      if (row_exists) {
+        const Element* src = thr_src + int64_t(block_row0 + dr) * row_stride + dc;
+        SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(*reinterpret_cast<const cute::uint128_t*>(src), *smem);
+      } else {
+        *reinterpret_cast<uint4*>(smem) = make_uint4(0u, 0u, 0u, 0u);
+      }
     }
   }
 }
@@ -150,6 +170,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr bool kOpaqueAddr = (FA_SM80_FWD_OPAQUE_ADDR & head_dim_bit(kHeadDim)) != 0;
   constexpr bool kPinSum = (FA_SM80_FWD_PIN_ROW_SUM & head_dim_bit(kHeadDim)) != 0;
   constexpr bool kThreadBaseLoads = FA_SM80_FWD_THREAD_BASE_LOADS != 0;
+  constexpr bool kMaskBounds32 = (FA_SM80_FWD_MASK_BOUNDS32 & head_dim_bit(kHeadDim)) != 0;
+  constexpr bool kBoundaryThreadLoads = (FA_SM80_FWD_BOUNDARY_THREAD_LOADS & head_dim_bit(kHeadDim)) != 0;
 
   const int m_block = sw.reverse_m ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
   const int head = blockIdx.y;
@@ -229,6 +251,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
   constexpr int kRows = decltype(size<0>(acc_o_rc))::value;
   FragmentSoftmax<kRows> softmax;
+  const BlockWindow block_window = make_block_window<kBlockM, kBlockN>(mask, row0);
   const ScoreScale score_scale = make_score_scale<kSoftcap>(p.scale, p.softcap);
 
   // ---- main loop over key blocks, last to first ------------------------------------------------
@@ -253,8 +276,16 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       auto gthr = gmem_copy.get_thread_slice(thread_id());
       Tensor dst = gthr.partition_D(dst_tile);
       Tensor coord = gthr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-      if constexpr (decltype(boundary)::value) {
+      if constexpr (decltype(boundary)::value && kBoundaryThreadLoads) {
+        // The column offset is added as an unsigned 32-bit value: as a signed int ptxas widens it
+        // once to a 64-bit pair, keeps that pair live across the loop and spills it (d128).
+        const Element* thr = base + int64_t(get<0>(coord(0, 0, 0))) * row_stride + uint32_t(get<1>(coord(0, 0, 0)));
+        load_full_block<true>(thr, row_stride, blk * kBlockN, dst, coord, k_len - blk * kBlockN);
+      } else if constexpr (decltype(boundary)::value) {
         load_rows(gmem_copy, gthr.partition_S(kv_block(base, row_stride, blk)), dst, coord, k_len - blk * kBlockN);
+      } else if constexpr (kThreadBaseLoads && kBoundaryThreadLoads) {
+        const Element* thr = base + int64_t(get<0>(coord(0, 0, 0))) * row_stride + uint32_t(get<1>(coord(0, 0, 0)));
+        load_full_block(thr, row_stride, blk * kBlockN, dst, coord);
       } else if constexpr (kThreadBaseLoads) {
         const Element* thr =
             kOpaqueAddr ? base + get<0>(coord(0, 0, 0)) * row_stride + get<1>(coord(0, 0, 0)) : thr_base;
@@ -282,12 +313,28 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     }
 
     Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
-    if constexpr (kSoftcap) {
+    if constexpr (kSoftcap && !kMaskBounds32) {
       if (score_scale.capped) apply_softcap(acc_s, score_scale.tanh_arg);
     }
-    if constexpr (kBoundary) {
-      if (apply_mask) mask_scores<kMasked, kBlockN>(s_rc, tScS_rc, mask, row0, col0);
-    }
+    // Boundary masking. kMaskBounds32: after the barrier below. Before it, ptxas interleaves the
+    // mask's selects with the last Q·K^T MMAs, whose K/Q fragments are still live, and at d128 that
+    // peak spilled 4-12 B of scores; after it those fragments are dead (the ALU work no longer
+    // overlaps the wait for V, a few dozen instructions on boundary steps only).
+    auto apply_boundary_mask = [&] {
+      if constexpr (kBoundary) {
+        if (apply_mask) {
+          if constexpr (kMaskBounds32) {
+            auto thr_mma_s = tiled_mma.get_thread_slice(thread_id());
+            Tensor cS = thr_mma_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+            mask_scores_local<kMasked>(s_rc, make_tensor(cS.data(), acc_rowcol(cS.layout())), block_window,
+                                       col0);
+          } else {
+            mask_scores<kMasked, kBlockN>(s_rc, tScS_rc, mask, row0, col0);
+          }
+        }
+      }
+    };
+    if constexpr (!kMaskBounds32) apply_boundary_mask();
 
     cp_async_wait<0>();
     __syncthreads();
@@ -295,6 +342,14 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       // Block n-1 is below a full block, so it is full too: only a boundary step predicates.
       load_kv(k_base, k_thr, k_row_stride, sK, n - 1, boundary_tag);
       cp_async_fence();
+    }
+
+    if constexpr (kMaskBounds32) {
+      // Softcap first: scores are capped before they are masked and compete for the max.
+      if constexpr (kSoftcap) {
+        if (score_scale.capped) apply_softcap(acc_s, score_scale.tanh_arg);
+      }
+      apply_boundary_mask();
     }
 
     if constexpr (kLazyRescale) {
@@ -350,10 +405,17 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   float lse[kRows];
   softmax.finalize(acc_o_rc, score_scale.natural, lse);
 
-  if (p.lse != nullptr && get<1>(tScS_rc(0, 0)) == 0) {  // lane 0 of each quad owns its rows' LSE
+  // kMaskBounds32: the LSE rows come from a fresh (opaque) tid too; otherwise a lane value derived
+  // from the prologue's tid stays live across the key loop (d128 softcap: spilled, 4 B).
+  int tid_lse = tid;
+  if constexpr (kMaskBounds32) asm volatile("" : "+r"(tid_lse));
+  auto thr_mma_lse = tiled_mma.get_thread_slice(tid_lse);
+  Tensor cS_lse = thr_mma_lse.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor cS_lse_rc = make_tensor(cS_lse.data(), acc_rowcol(cS_lse.layout()));
+  if (p.lse != nullptr && get<1>(cS_lse_rc(0, 0)) == 0) {  // lane 0 of each quad owns its rows' LSE
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      const int64_t i = row0 + get<0>(tScS_rc(r, 0));
+      const int64_t i = row0 + get<0>(cS_lse_rc(r, 0));
       if (i < seq.q_len) p.lse[p.lse_offset(batch, head, seq.q_start + i)] = lse[r];
     }
   }

@@ -73,6 +73,62 @@ CUTE_DEVICE void mask_scores(S& s, Coord const& coord, const core::Mask& mask, i
   }
 }
 
+// The window of a boundary block in 32-bit block-local form (FA_SM80_FWD_MASK_BOUNDS32). Row i of
+// the tile (i = row0 + row) may see key col0 + j of block col0 when
+//   j < k_len - col0,   j < hi_diag - col0 + row   and   j >= lo_diag - col0 + row,
+// with hi_diag = row0 + (k_len - q_len) + right + 1 and lo_diag = row0 + (k_len - q_len) - left
+// (mask_scores' bounds with diag(i) = row0 + row + k_len - q_len). Both are clamped once per CTA to
+// [-kBlockM, k_len + kBlockN]: over rows [0, kBlockM), keys [0, kBlockN) and col0 in [0, k_len) a
+// clamped bound decides every test as the unclamped one does (below -kBlockM a bound + row is < 0
+// <= col0 + j; above k_len + kBlockN it is > col0 + j), and it fits int32 with every sum above.
+// Why: mask_scores' 64-bit diag(i) of a thread's rows are loop-invariant, so the compiler keeps them
+// live across the whole key loop for the boundary steps; at d128 those 8 registers were spilled.
+// This form needs two per-CTA scalars (uniform across the CTA) and the thread's row/column
+// coordinates, which the step rebuilds from tid.
+struct BlockWindow {
+  int k_len;
+  int hi_diag;  // no right bound: k_len + kBlockN (never masks)
+  int lo_diag;  // no left bound: -kBlockM (never masks)
+};
+
+template <int kBlockM, int kBlockN>
+CUTE_DEVICE BlockWindow make_block_window(const core::Mask& mask, int64_t row0) {
+  const int64_t lo_clamp = -kBlockM, hi_clamp = mask.k_len + kBlockN;
+  // A window wider than both sequences is unbounded; capping it keeps the int64 sums exact.
+  const int64_t span = mask.q_len + mask.k_len + kBlockM + kBlockN;
+  const int64_t diag0 = row0 + mask.k_len - mask.q_len;
+  BlockWindow w;
+  w.k_len = int(mask.k_len);
+  w.hi_diag = mask.right >= 0
+                  ? int(cute::max(lo_clamp, cute::min(hi_clamp, diag0 + cute::min(mask.right, span) + 1)))
+                  : int(hi_clamp);
+  w.lo_diag = mask.left >= 0
+                  ? int(cute::max(lo_clamp, cute::min(hi_clamp, diag0 - cute::min(mask.left, span))))
+                  : int(lo_clamp);
+  return w;
+}
+
+// mask_scores with the bounds of a BlockWindow: coord holds tile (row, col) coordinates, col0 the
+// block's first key. Same result as mask_scores(s, coord, mask, row0, col0).
+template <bool kWindow, class S, class Coord>
+CUTE_DEVICE void mask_scores_local(S& s, Coord const& coord, const BlockWindow& w, int col0) {
+  const int k_end = w.k_len - col0;
+  CUTE_UNROLL
+  for (int r = 0; r < size<0>(s); ++r) {
+    const int row = get<0>(coord(r, 0));
+    int lo = 0, hi = k_end;
+    if constexpr (kWindow) {
+      hi = cute::min(hi, w.hi_diag - col0 + row);
+      lo = w.lo_diag - col0 + row;
+    }
+    CUTE_UNROLL
+    for (int c = 0; c < size<1>(s); ++c) {
+      const int j = get<1>(coord(0, c));
+      if (j < lo || j >= hi) s(r, c) = -INFINITY;
+    }
+  }
+}
+
 // kPinSum: the row sums of a block are computed before the caller's P·V MMAs. Left alone, ptxas
 // sinks the FADDs of the sum past P·V (nothing needs the sum earlier), which keeps all fp32 P values
 // of the block live beside their fp16/bf16 copies and acc_o: at d128 that is 64 registers more at

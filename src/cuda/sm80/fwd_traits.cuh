@@ -24,9 +24,10 @@ namespace fa::cuda::sm80 {
 // exact conditional O rescale, row sums pinned before P·V and per-step (opaque) addressing
 // (flash_fwd.cuh: FA_SM80_FWD_SKIP_UNCHANGED_RESCALE, _PIN_ROW_SUM, _OPAQUE_ADDR) the sm_90a bf16
 // spills are 0 B at d32-d96, d192 and d256 and 16 B (d128) / 52 B (d128 masked) at d128 (were
-// 176 / 268 B with the inline rescale): loop-invariant values the boundary step needs.
-// 8 warps remove them at the cost of twice the K/V ldmatrix traffic per FLOP. Build with
-// -DFA_SM80_FWD_WARPS_SMALL_D=8 to measure that trade.
+// 176 / 268 B with the inline rescale): loop-invariant values the boundary step needs. At d128
+// FA_SM80_FWD_MASK_BOUNDS32 and _BOUNDARY_THREAD_LOADS (flash_fwd.cuh) remove those too (0 B in
+// all six d128 instances, 254-255 registers). 8 warps would remove them at the cost of twice the
+// K/V ldmatrix traffic per FLOP. Build with -DFA_SM80_FWD_WARPS_SMALL_D=8 to measure that trade.
 #ifndef FA_SM80_FWD_WARPS_SMALL_D
 #define FA_SM80_FWD_WARPS_SMALL_D 4
 #endif
