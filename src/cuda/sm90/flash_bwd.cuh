@@ -94,6 +94,13 @@ inline bool dq_store_first_enabled() {
   return on;
 }
 
+// Rotated query-block order per key block (BwdParams::rotate_m): FA_SM90_BWD_ROTATE_M, the
+// build's default (flash_bwd_kernel.cuh) or the environment variable of that name (0 / 1).
+inline bool rotate_m_enabled() {
+  static const bool on = env_int("FA_SM90_BWD_ROTATE_M", FA_SM90_BWD_ROTATE_M) != 0;
+  return on;
+}
+
 // The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
 template <class Cfg, bool kMasked, bool kSoftcap>
 core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
@@ -168,6 +175,10 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     prm.cap_log2 = p.softcap * core::kLog2e;
     prm.fused_convert = fuse.block_m > 0 ? 1 : 0;
     prm.dq_store_first = store_first ? 1 : 0;
+    // Rotated query-block order (rotation_start): only where every key block starts at the same
+    // query block (no right bound: non-causal, or a left-only window; a right bound staggers the
+    // key blocks' ranges already), never in the deterministic mode.
+    prm.rotate_m = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0) ? 1 : 0;
     // Grouped CTA order (cta_coord): causal / right-bounded masks give the key blocks unequal
     // work, so G pairs' blocks are interleaved longest first, a group being >= ~2 waves of CTAs.
     // G divides the pair count: a smaller last group would start its longest CTAs late again

@@ -331,7 +331,32 @@ struct BwdParams {
                       // sequence) pairs, key block major within a group (cta_coord); 0: blockIdx
   int fused_convert = 0;  // kFusedConvert and this call qualifies: the last adder converts dQ
   int dq_store_first = 0;  // kDqTma and FA_SM90_BWD_DQ_STORE: the first adder stores (dq_writer)
+  int rotate_m = 0;        // FA_SM90_BWD_ROTATE_M: each CTA walks its query blocks from its own start
 };
+
+// Rotated query-block order (BwdParams::rotate_m; never in the deterministic mode, whose turns
+// assume every CTA goes in ascending order): key block n of a sequence with nb key blocks starts
+// at the query block n * m_count / nb of its range and wraps around. Without it every key block of
+// a head walks the same query blocks in the same order at the same time (non-causal: all start at
+// block 0), so up to nb reduce-adds of one dQ block reach L2 together and, with dq_store_first,
+// all but one wait for the first store; rotated, a block's adds are spread over the whole pass.
+// (Hint from the session-4 ablation at d128 N8k: the deterministic mode, which staggers the CTAs
+// by its turns, was 1.4% faster than the default there.) The three loops over a CTA's steps
+// (producer, dQ warp, consumers) all take m from rotated_m, so they agree. Default
+// FA_SM90_BWD_ROTATE_M (0 = off, the previous order); the run-time variable of the same name
+// (0 / 1) overrides it (flash_bwd.cuh).
+#ifndef FA_SM90_BWD_ROTATE_M
+#define FA_SM90_BWD_ROTATE_M 0
+#endif
+FA_HD int rotation_start(int n_block, int k_len, int block_n, int m_count) {
+  const int nb = (k_len + block_n - 1) / block_n;
+  return m_count > 1 && nb > 0 ? int(int64_t(n_block) * m_count / nb) % m_count : 0;
+}
+// The query block of iteration mi (0 <= mi < m_count) of [m_first, m_first + m_count) from m_rot on.
+FA_HD int rotated_m(int mi, int m_first, int m_count, int m_rot) {
+  const int r = mi + m_rot;
+  return m_first + (r >= m_count ? r - m_count : r);
+}
 
 // Query blocks [first, last) with a row that sees a key of [n0, n1) (n1 clipped to k_len). The
 // inverse of Mask::key_range: both come from the same two band inequalities, which keeps the
@@ -581,84 +606,86 @@ __device__ __forceinline__ void fused_arrive(const BwdParams<Cfg>& prm, uint32_t
 }
 
 template <class Cfg>
-__device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t* sdq_last, int hk, int m_first, int m_last,
-                          int64_t prow_seq, int n_block, const CtaBand& band, int q_len, bool descending) {
+// One loop over the CTA's steps (query head of the group, then query block in rotated_m order);
+// step s is also the fused conversion's bit index (fused_convert_dq maps it back the same way).
+__device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t* sdq_last, int hk, int m_first, int m_count,
+                          int m_rot, int64_t prow_seq, int n_block, const CtaBand& band, int q_len, bool descending) {
   constexpr int kBlockM = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim;
   const bool lane0 = threadIdx.x % 32 == 0;
   const int group = prm.p.group_size();
+  const int n_steps = group * m_count;
   int64_t pend_prow = 0;  // kFusedConvert, non-deterministic: the step whose arrival is pending
   int pend_step = -1;
   named_arrive(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);  // the buffer starts free
-  for (int h = hk * group; h < (hk + 1) * group; ++h) {
-    const int64_t prow_h = int64_t(h) * prm.ws.rows_pad + prow_seq;
-    for (int m = m_first; m < m_last; ++m) {
-      const int64_t prow = prow_h + int64_t(m) * kBlockM;
-      int* turn = prm.ws.dq_turn + prow / kTurnRows;
-      const int my_turn = band.dq_turn(m * kBlockM, n_block, kBlockM, Cfg::kBlockN, q_len, descending);
-      if (prm.p.deterministic && lane0) {
-        while (load_acquire(turn) != my_turn) __nanosleep(32);
-        fence_proxy_async_global();  // the previous adder's writes before our TMA's reads
-      }
-      __syncwarp();  // bar.sync/arrive with the whole warp converged
-      consumer_sync(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
-      if (lane0) {
-        // dq_store_first: the block's first adder stores instead (bwd_preprocess did not zero the
-        // accumulator). Deterministic mode: turn 0 is first, and the turns order the rest. Else the
-        // turn counter (0 from bwd_preprocess, unused otherwise) says who: the CAS 0 -> 1 winner
-        // stores, and sets it to 2 once the store is complete (the same wait / proxy fence /
-        // release as a deterministic turn); the others wait for 2 before adding. The winner's
-        // store follows its CAS with nothing to wait for in between, so every wait ends.
-        bool first = false;
-        if (prm.dq_store_first) {
-          if (prm.p.deterministic) {
-            first = my_turn == 0;
-          } else {
-            first = atomicCAS(turn, 0, 1) == 0;
-            if (!first) {
-              while (load_acquire(turn) != 2) __nanosleep(32);
-              fence_proxy_async_global();  // the store before our TMA's reads
-            }
+  for (int step = 0; step < n_steps; ++step) {
+    const int h = hk * group + step / m_count;
+    const int m = rotated_m(step % m_count, m_first, m_count, m_rot);
+    const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
+    int* turn = prm.ws.dq_turn + prow / kTurnRows;
+    const int my_turn = band.dq_turn(m * kBlockM, n_block, kBlockM, Cfg::kBlockN, q_len, descending);
+    if (prm.p.deterministic && lane0) {
+      while (load_acquire(turn) != my_turn) __nanosleep(32);
+      fence_proxy_async_global();  // the previous adder's writes before our TMA's reads
+    }
+    __syncwarp();  // bar.sync/arrive with the whole warp converged
+    consumer_sync(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
+    if (lane0) {
+      // dq_store_first: the block's first adder stores instead (bwd_preprocess did not zero the
+      // accumulator). Deterministic mode: turn 0 is first, and the turns order the rest. Else the
+      // turn counter (0 from bwd_preprocess, unused otherwise) says who: the CAS 0 -> 1 winner
+      // stores, and sets it to 2 once the store is complete (the same wait / proxy fence /
+      // release as a deterministic turn); the others wait for 2 before adding. The winner's
+      // store follows its CAS with nothing to wait for in between, so every wait ends.
+      bool first = false;
+      if (prm.dq_store_first) {
+        if (prm.p.deterministic) {
+          first = my_turn == 0;
+        } else {
+          first = atomicCAS(turn, 0, 1) == 0;
+          if (!first) {
+            while (load_acquire(turn) != 2) __nanosleep(32);
+            fence_proxy_async_global();  // the store before our TMA's reads
           }
         }
-        // One transfer per WG half (16 KB at d128), the size FA3 uses, rather than one of 32 KB.
-        float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
-#pragma unroll
-        for (int wg = 0; wg < Cfg::kConsumerWGs; ++wg)
-          bulk_store_or_add_f32(dq_blk + wg * Cfg::kDqHalf, sdq + wg * Cfg::kDqHalf, Cfg::kDqHalf * 4, first);
-        bulk_commit();
-        bulk_wait_read<0>();
-        if (first && !prm.p.deterministic) {
-          bulk_wait_all();
-          fence_proxy_async_global();
-          store_release(turn, 2);
-        }
       }
-      __syncwarp();
-      // After the last step nobody waits (an arrival without its bar.sync would stay pending).
-      if (h + 1 < (hk + 1) * group || m + 1 < m_last) named_arrive(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
-      if (prm.p.deterministic && lane0) {
+      // One transfer per WG half (16 KB at d128), the size FA3 uses, rather than one of 32 KB.
+      float* dq_blk = prm.ws.dq_acc + prow * kHeadDim;
+#pragma unroll
+      for (int wg = 0; wg < Cfg::kConsumerWGs; ++wg)
+        bulk_store_or_add_f32(dq_blk + wg * Cfg::kDqHalf, sdq + wg * Cfg::kDqHalf, Cfg::kDqHalf * 4, first);
+      bulk_commit();
+      bulk_wait_read<0>();
+      if (first && !prm.p.deterministic) {
         bulk_wait_all();
         fence_proxy_async_global();
-        store_release(turn, my_turn + 1);
+        store_release(turn, 2);
       }
-      if constexpr (kFusedConvert) {
-        if (prm.fused_convert && lane0) {
-          // An add must be complete in global memory (wait_group, not .read), ordered before the
-          // generic-proxy counter update (proxy fence) and visible GPU-wide (release) before the
-          // counter says so. The previous step's add is the one arrived for here (all groups but
-          // the newest complete), so the add's completion latency overlaps the next step
-          // instead of holding this warp; the deterministic mode has waited for this one anyway.
-          if (prm.p.deterministic) {
-            fused_arrive(prm, sdq_last, prow, (h - hk * group) * (m_last - m_first) + (m - m_first));
-          } else {
-            if (pend_step >= 0) {
-              bulk_wait<1>();
-              fence_proxy_async_global();
-              fused_arrive(prm, sdq_last, pend_prow, pend_step);
-            }
-            pend_prow = prow;
-            pend_step = (h - hk * group) * (m_last - m_first) + (m - m_first);
+    }
+    __syncwarp();
+    // After the last step nobody waits (an arrival without its bar.sync would stay pending).
+    if (step + 1 < n_steps) named_arrive(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
+    if (prm.p.deterministic && lane0) {
+      bulk_wait_all();
+      fence_proxy_async_global();
+      store_release(turn, my_turn + 1);
+    }
+    if constexpr (kFusedConvert) {
+      if (prm.fused_convert && lane0) {
+        // An add must be complete in global memory (wait_group, not .read), ordered before the
+        // generic-proxy counter update (proxy fence) and visible GPU-wide (release) before the
+        // counter says so. The previous step's add is the one arrived for here (all groups but
+        // the newest complete), so the add's completion latency overlaps the next step
+        // instead of holding this warp; the deterministic mode has waited for this one anyway.
+        if (prm.p.deterministic) {
+          fused_arrive(prm, sdq_last, prow, step);
+        } else {
+          if (pend_step >= 0) {
+            bulk_wait<1>();
+            fence_proxy_async_global();
+            fused_arrive(prm, sdq_last, pend_prow, pend_step);
           }
+          pend_prow = prow;
+          pend_step = step;
         }
       }
     }
@@ -804,6 +831,7 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   int m_first = 0, m_last = 0;
   query_block_range(mask, n0, min(n0 + Cfg::kBlockN, seq.k_len), kBlockM, &m_first, &m_last);
   const int m_count = m_last - m_first, group = p.group_size();
+  const int m_rot = prm.rotate_m ? rotation_start(cc.n_block, int(seq.k_len), Cfg::kBlockN, m_count) : 0;
   const int64_t prow_seq = padded_row_start(p, cc.b, seq.q_start);
   typename Cfg::MmadQ mma_dq;
   Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
@@ -816,8 +844,9 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
     while (bits) {
       const int s = w * 32 + __ffs(int(bits)) - 1;
       bits &= bits - 1;
+      // Bit s is the dQ warp's step s (dq_writer): the same head and rotated query block.
       const int h = cc.hk * group + s / m_count;
-      const int64_t row0 = int64_t(m_first + s % m_count) * kBlockM;
+      const int64_t row0 = int64_t(rotated_m(s % m_count, m_first, m_count, m_rot)) * kBlockM;
       const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + row0;
       const float* acc = prm.ws.dq_acc + prow * kHeadDim + Cfg::dq_frag_offset(tid, 0);
       float4 v[Cfg::kDqFragValues / 4];
@@ -861,6 +890,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   const int n_steps = m_count * group;  // (query head of the group) x (query block)
   const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
   const int b_tma = p.varlen ? 0 : b;
+  const int m_rot = prm.rotate_m ? rotation_start(n_block, int(seq.k_len), kBlockN, m_count) : 0;
 
   if (threadIdx.x == 0) {
     cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_kv, 1);
@@ -885,7 +915,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if constexpr (Cfg::kDqTma) {
       if (threadIdx.x / 32 == 1 && n_steps > 0) {
-        dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, hk, m_first, m_last, prow_seq, n_block,
+        dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, hk, m_first, m_count, m_rot, prow_seq, n_block,
                        CtaBand(mask, n0), int(seq.q_len), dq_descending);
       }
       if (threadIdx.x / 32 == 1) {
@@ -926,7 +956,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 #pragma unroll 1  // unrolled, the loop does not fit the producer's 24 registers
     for (int step = 0; step < n_steps; ++step) {
       const int h = hk * group + step / m_count;
-      const int m = m_first + step % m_count;
+      const int m = rotated_m(step % m_count, m_first, m_count, m_rot);
       auto tile = Shape<Int<kBlockM>, Int<kHeadDim>>{};
       Tensor gQ = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mQ(_, _, h, b_tma)),
                              tile, make_coord(m, _0{}));
@@ -1034,8 +1064,8 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   }
   int steps_left = n_steps;
   for (int h = hk * group; h < (hk + 1) * group; ++h) {
-  for (int m = m_first; m < m_last; ++m) {
-    const int i0 = m * kBlockM;
+  for (int mi = 0; mi < m_count; ++mi) {
+    const int i0 = rotated_m(mi, m_first, m_count, m_rot) * kBlockM;
     const BlockBand band = cta_band.block(i0);
     const bool need_mask = !band.template whole_tile_visible<kBlockM, kBlockN>();
     --steps_left;
