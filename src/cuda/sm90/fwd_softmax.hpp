@@ -21,6 +21,16 @@
 #define FA_SM90_FWD_RESCALE_SKIP 0
 #endif
 
+// Row reductions as short independent chains (1 = on): the row max over a thread's kBlockN/4
+// columns as 4 interleaved partial maxima per row (both rows of the thread in the same loop), then
+// a 2-level tree, and the row sum as 4 partial sums; 0 = one serial chain per row. SASS of the
+// serial form (d128): 32 dependent FMNMX per row, the rows one after the other, all on the path
+// from the scores to the first exp2 (the max must be final before any exponent); the tree form
+// is ~8 deep. The max is order-independent (same result); the sum is rounded in another order.
+#ifndef FA_SM90_FWD_TREE_REDUCE
+#define FA_SM90_FWD_TREE_REDUCE 0
+#endif
+
 namespace fa::cuda::sm90 {
 
 // ((2, 2, N/8), MMA_M, MMA_N) accumulator -> (rows = (2, MMA_M), cols = (2, N/8, MMA_N)).
@@ -82,27 +92,88 @@ struct OnlineSoftmax {
   __device__ void update(TensorS& s, float (&rescale_o)[kRows]) {
     using namespace cute;
     static_assert(decltype(size<0>(s))::value == kRows);
+    if constexpr (FA_SM90_FWD_TREE_REDUCE != 0) {
+      update_tree(s, rescale_o);
+    } else {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        float m = row_max[r];
+#pragma unroll
+        for (int c = 0; c < size<1>(s); ++c) m = fmaxf(m, s(r, c));
+        m = quad_max(m);
+        // A row with no allowed key so far keeps m = -inf; use 0 as the offset so exp2 gives 0
+        // (not NaN from -inf - -inf).
+        const float m_scaled = (m == -INFINITY) ? 0.f : m * scale_log2;
+        rescale_o[r] = exp2f(row_max[r] * scale_log2 - m_scaled);  // old max -inf -> 0
+        // Unchanged max: exactly 1. (A row with no allowed key yet has O = 0 and sum 0, which any
+        // factor keeps.)
+        if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m == row_max[r] ? 1.f : rescale_o[r];
+        row_max[r] = m;
+        float sum = 0.f;
+#pragma unroll
+        for (int c = 0; c < size<1>(s); ++c) {
+          s(r, c) = exp2f(fmaf(s(r, c), scale_log2, -m_scaled));
+          sum += s(r, c);
+        }
+        row_sum[r] = row_sum[r] * rescale_o[r] + sum;
+      }
+    }
+  }
+
+  // update() with FA_SM90_FWD_TREE_REDUCE: same results (the sum up to rounding order).
+  template <int kP>
+  __device__ static float tree_max(float (&x)[kP]) {
+#pragma unroll
+    for (int w = kP / 2; w > 0; w /= 2)
+#pragma unroll
+      for (int p = 0; p < w; ++p) x[p] = fmaxf(x[p], x[p + w]);
+    return x[0];
+  }
+  template <int kP>
+  __device__ static float tree_sum(float (&x)[kP]) {
+#pragma unroll
+    for (int w = kP / 2; w > 0; w /= 2)
+#pragma unroll
+      for (int p = 0; p < w; ++p) x[p] += x[p + w];
+    return x[0];
+  }
+  template <class TensorS>
+  __device__ void update_tree(TensorS& s, float (&rescale_o)[kRows]) {
+    using namespace cute;
+    constexpr int kCols = decltype(size<1>(s))::value;
+    constexpr int kP = kCols % 4 == 0 ? 4 : (kCols % 2 == 0 ? 2 : 1);
+    float m[kRows];
+    {
+      float part[kRows][kP];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int p = 0; p < kP; ++p) part[r][p] = p == 0 ? row_max[r] : -INFINITY;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) part[r][c % kP] = fmaxf(part[r][c % kP], s(r, c));
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) m[r] = tree_max(part[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) m[r] = quad_max(m[r]);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      float m = row_max[r];
+      // As in update(): a row with no allowed key so far keeps m = -inf and offset 0.
+      const float m_scaled = (m[r] == -INFINITY) ? 0.f : m[r] * scale_log2;
+      rescale_o[r] = exp2f(row_max[r] * scale_log2 - m_scaled);
+      if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m[r] == row_max[r] ? 1.f : rescale_o[r];
+      row_max[r] = m[r];
+      float part[kP];
 #pragma unroll
-      for (int c = 0; c < size<1>(s); ++c) m = fmaxf(m, s(r, c));
-      m = quad_max(m);
-      // A row with no allowed key so far keeps m = -inf; use 0 as the offset so exp2 gives 0
-      // (not NaN from -inf - -inf).
-      const float m_scaled = (m == -INFINITY) ? 0.f : m * scale_log2;
-      rescale_o[r] = exp2f(row_max[r] * scale_log2 - m_scaled);  // old max -inf -> 0
-      // Unchanged max: exactly 1. (A row with no allowed key yet has O = 0 and sum 0, which any
-      // factor keeps.)
-      if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m == row_max[r] ? 1.f : rescale_o[r];
-      row_max[r] = m;
-      float sum = 0.f;
+      for (int p = 0; p < kP; ++p) part[p] = 0.f;
 #pragma unroll
-      for (int c = 0; c < size<1>(s); ++c) {
+      for (int c = 0; c < kCols; ++c) {
         s(r, c) = exp2f(fmaf(s(r, c), scale_log2, -m_scaled));
-        sum += s(r, c);
+        part[c % kP] += s(r, c);
       }
-      row_sum[r] = row_sum[r] * rescale_o[r] + sum;
+      row_sum[r] = row_sum[r] * rescale_o[r] + tree_sum(part);
     }
   }
 
