@@ -13,6 +13,7 @@
 # BENCHES: "label@build dir@env assignments@bench/compare.py args" separated by ';', run one after
 # the other once everything is built; each one's markdown table is printed and collected in
 # $OUT/bench.md (peers are re-timed in each, so every ratio is same-run).
+# AB_TAG names its /tmp logs (two runs side by side on a 2-GPU machine, one per GPU, need two tags).
 # If ./snap.tar exists (a `git archive` of a commit) everything runs on that snapshot.
 set -uo pipefail
 OUT=${1:-${OUT:-/tmp/fa_ab_out}}
@@ -39,10 +40,10 @@ for v in "${variants[@]}"; do
   [[ -n "$flags" ]] && fl=("$flags")
   (
     cmake -S . -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
-      -DFA_BUILD_TESTS=OFF -DFA_BUILD_ABLATIONS=OFF -DFA_INSTANCE_FILTER="$filter" "${fl[@]}" >"/tmp/ab_build_$name.log" 2>&1 &&
-      cmake --build "build-$name" -j"$vjobs" --target flashattn >>"/tmp/ab_build_$name.log" 2>&1
+      -DFA_BUILD_TESTS=OFF -DFA_BUILD_ABLATIONS=OFF -DFA_INSTANCE_FILTER="$filter" "${fl[@]}" >"/tmp/${AB_TAG:-ab}_build_$name.log" 2>&1 &&
+      cmake --build "build-$name" -j"$vjobs" --target flashattn >>"/tmp/${AB_TAG:-ab}_build_$name.log" 2>&1
     echo "variant $name: build rc=$? at $((SECONDS - start)) s"
-    python3 scripts/gpu/ptxas_table.py "/tmp/ab_build_$name.log" 2>/dev/null | grep -E "SPILL|kernel entries"
+    python3 scripts/gpu/ptxas_table.py "/tmp/${AB_TAG:-ab}_build_$name.log" 2>/dev/null | grep -E "SPILL|kernel entries"
   ) &
 done
 STAGES=${STAGES:-build,test} DEADLINE_S=${CHECK_DEADLINE_S:-330} JOBS=$((JOBS - (nv > 0 ? JOBS / 2 : 0))) \
@@ -57,9 +58,9 @@ for t in "${tests2[@]}"; do
   echo "### tests with ${envs:-no env}: $filter"
   # shellcheck disable=SC2086
   env $envs timeout "${TESTS2_TIMEOUT_S:-120}" "${BUILD_DIR:-build}/tests/fa_tests_cuda" --gtest_filter="$filter" --gtest_brief=1 \
-    >"/tmp/ab_tests2.log" 2>&1
+    >"/tmp/${AB_TAG:-ab}_tests2.log" 2>&1
   echo "rc=$?"
-  grep -E "^\[  FAILED  \]|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]|tests? ran" /tmp/ab_tests2.log | head -12
+  grep -E "^\[  FAILED  \]|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]|tests? ran" /tmp/${AB_TAG:-ab}_tests2.log | head -12
 done
 : >"$OUT/bench.md"
 IFS=';' read -ra benches <<<"$BENCHES"
@@ -68,10 +69,10 @@ for b in "${benches[@]}"; do
   echo "### $label ($dir, env: ${envs:-none}): compare.py $args" | tee -a "$OUT/bench.md"
   # shellcheck disable=SC2086
   env $envs timeout "${BENCH_TIMEOUT_S:-150}" python3 bench/compare.py --lib "$dir/libflashattn.so" $args \
-    --out "/tmp/ab_bench_$label" >"/tmp/ab_bench_$label.log" 2>&1
+    --out "/tmp/${AB_TAG:-ab}_bench_$label" >"/tmp/${AB_TAG:-ab}_bench_$label.log" 2>&1
   echo "(rc=$? at $((SECONDS - start)) s)" >>"$OUT/bench.md"
-  cat "/tmp/ab_bench_$label/compare.md" "/tmp/ab_bench_$label/ablation.md" 2>/dev/null | grep -E "^\|" >>"$OUT/bench.md" ||
-    tail -5 "/tmp/ab_bench_$label.log" >>"$OUT/bench.md"
+  cat "/tmp/${AB_TAG:-ab}_bench_$label/compare.md" "/tmp/${AB_TAG:-ab}_bench_$label/ablation.md" 2>/dev/null | grep -E "^\|" >>"$OUT/bench.md" ||
+    tail -5 "/tmp/${AB_TAG:-ab}_bench_$label.log" >>"$OUT/bench.md"
 done
 echo "ab: done in $((SECONDS - start)) s"
 grep -vE "^\|[-| ]+\|$" "$OUT/bench.md" | cut -c1-170
