@@ -51,10 +51,21 @@ constexpr int kFuseWords = kFuseMaxSteps / 32;
 // counter says who is first), and bwd_convert_dq writes 0 for a block nobody visited. Saves the
 // zeroing's writes (a quarter of the two passes' bytes: at 16k tokens x 2048 = H*d, 134 MB of
 // the ~470 MB they move, ~30 us of a ~550 us d128 N512 backward) and the first add's read of
-// those zeros. Default FA_SM90_BWD_DQ_STORE (0 = off, the previous behaviour); the run-time
-// environment variable of the same name (0 / 1) overrides it (flash_bwd.cuh).
+// those zeros. FA_SM90_BWD_DQ_STORE: 1 (default) = on for calls with at most
+// FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS key blocks per sequence, 0 = off (the previous behaviour); the
+// run-time environment variables of the same names override both (flash_bwd.cuh).
+// The threshold: H200, session 5 round 1, bf16, store always on vs off (ours, TFLOP/s):
+//   d64  N512 +1.5%, 1k +0.3%, 8k +0.2%;  causal N512 +5.9%, 1k +3.1%, 8k -3.3%
+//   d128 N512 +3.2%, 1k +1.4%, 8k -2.4%;  causal N512 +7.0%, 1k +5.0%, 8k +1.0%
+// The zeroing saved is a fixed share of dQ's bytes, so its gain shrinks as 1/N while the wait
+// for each block's first store (up to n_blocks key blocks reach query block 0 together,
+// non-causal) grows with N. 2k / 4k were not measured: 16 blocks of 128 keys (N <= 2048) is
+// the guess between the last gain (1k) and the losses (8k); the env variable A/Bs it.
 #ifndef FA_SM90_BWD_DQ_STORE
-#define FA_SM90_BWD_DQ_STORE 0
+#define FA_SM90_BWD_DQ_STORE 1
+#endif
+#ifndef FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS
+#define FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS 16
 #endif
 
 FA_HD int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }

@@ -1,6 +1,8 @@
 // Host launcher of the sm90a FlashAttention-3 backward (family "bwd", arch sm90, algo FA3):
 //   1. bwd_preprocess   D = rowsum(dO * O), LSE*log2e, dQ accumulator and turn counters zeroed
-//                       (not the accumulator with FA_SM90_BWD_DQ_STORE=1: see bwd_workspace.hpp)
+//                       (not the accumulator where the first adder stores, FA_SM90_BWD_DQ_STORE:
+//                       d <= 128, at most FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS key blocks; see
+//                       bwd_workspace.hpp)
 //   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
 //                       flash_bwd_kernel.cuh
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
@@ -87,11 +89,14 @@ inline int fuse_max_steps() {
   return n;
 }
 
-// Whether the first adder stores each dQ block (FA_SM90_BWD_DQ_STORE, bwd_workspace.hpp): the
-// build's default, or the environment variable of that name (0 / 1).
-inline bool dq_store_first_enabled() {
+// Whether the first adder stores each dQ block (FA_SM90_BWD_DQ_STORE, bwd_workspace.hpp) in a
+// call with n_blocks key blocks per sequence: on, and n_blocks <= FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS
+// (why a limit: bwd_workspace.hpp). The build's defaults, or the environment variables of those
+// names (DQ_STORE 0 / 1; MAX_NBLOCKS: 1048576 = every call).
+inline bool dq_store_first_enabled(int n_blocks) {
   static const bool on = env_int("FA_SM90_BWD_DQ_STORE", FA_SM90_BWD_DQ_STORE) != 0;
-  return on;
+  static const int max_nblocks = env_int("FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS", FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS);
+  return on && n_blocks <= max_nblocks;
 }
 
 // Rotated query-block order per key block (BwdParams::rotate_m): FA_SM90_BWD_ROTATE_M, the
@@ -144,7 +149,8 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     if (max_steps > 0 && steps <= max_steps) fuse = FuseInfo{Cfg::kBlockM, Cfg::kBlockN, kMasked};
   }
   // Only where dQ is added by the dQ warp's bulk copies (the RED paths need a zeroed accumulator).
-  const bool store_first = Cfg::kDqTma && dq_store_first_enabled();
+  const int n_blocks = int((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
+  const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks);
   if (m_blocks > 0) {
     if (prepost_vec)
       bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
@@ -153,7 +159,6 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
-  const int n_blocks = int((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
   if (n_blocks > 0 && m_blocks > 0) {
     BwdParams<Cfg> prm;
     prm.p = p;

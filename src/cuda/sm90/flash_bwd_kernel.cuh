@@ -330,7 +330,7 @@ struct BwdParams {
   int cta_group = 0;  // > 0 (Cfg::kGroupedOrder): CTA order in groups of this many (KV head,
                       // sequence) pairs, key block major within a group (cta_coord); 0: blockIdx
   int fused_convert = 0;  // kFusedConvert and this call qualifies: the last adder converts dQ
-  int dq_store_first = 0;  // kDqTma and FA_SM90_BWD_DQ_STORE: the first adder stores (dq_writer)
+  int dq_store_first = 0;  // kDqTma, FA_SM90_BWD_DQ_STORE, few key blocks: the first adder stores (dq_writer)
   int rotate_m = 0;        // FA_SM90_BWD_ROTATE_M: each CTA walks its query blocks from its own start
 };
 
