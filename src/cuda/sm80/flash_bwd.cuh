@@ -62,11 +62,17 @@ using namespace cute;
 // kStages Q/dO smem buffers. Shared memory = (2·N·D + 2·kStages·M·D + 2·M·N) · 2 bytes must fit
 // 163 KB (sm80 opt-in limit); d 96/192/256 halve kBlockN (d 128 too by default, see the macro).
 // Build-time switches for ablations and register-pressure experiments (see the table below).
-// FA_SM80_BWD_LEAN_LDSM=1 changes the defaults of four of them at once (one -D for an A/B build
-// whose flags cannot hold spaces): D128_SDP_CHUNKS 1, D128_WARPS_MDQ 2, D64_BLOCK_M 128 and
-// OPAQUE_TID d64+d128 (10), the ldmatrix-saving tiles of PyTorch's FA2 (fewer shared-memory
-// wavefronts per MMA). Any of the four given explicitly still wins.
-#if defined(FA_SM80_BWD_LEAN_LDSM) && FA_SM80_BWD_LEAN_LDSM
+// FA_SM80_BWD_LEAN_LDSM (default 1) sets the defaults of six of them at once: D128_SDP_CHUNKS 1,
+// D128_WARPS_MDQ 2, D64_BLOCK_M 128, D256_BLOCK_M 64, D256_DQ_CHUNKS 2 and OPAQUE_TID d64+d128+d256
+// (42): tiles that re-read fewer operands from shared memory per MMA (the limiter, see
+// D128_SDP_CHUNKS). H200 bf16, session 5 round 1, ours / SDPA-flash backward TFLOP/s, N 1k-16k:
+// d64 0.73-0.76 -> 0.79-0.84, d128 0.73-0.77 -> 0.82-0.86, d256 0.65-0.73 -> 0.73-0.82.
+// -DFA_SM80_BWD_LEAN_LDSM=0 restores the session-4 tiles (the defaults further down); any of the
+// six given explicitly still wins.
+#ifndef FA_SM80_BWD_LEAN_LDSM
+#define FA_SM80_BWD_LEAN_LDSM 1
+#endif
+#if FA_SM80_BWD_LEAN_LDSM
 #ifndef FA_SM80_BWD_D128_SDP_CHUNKS
 #define FA_SM80_BWD_D128_SDP_CHUNKS 1
 #endif
@@ -76,8 +82,14 @@ using namespace cute;
 #ifndef FA_SM80_BWD_D64_BLOCK_M
 #define FA_SM80_BWD_D64_BLOCK_M 128
 #endif
+#ifndef FA_SM80_BWD_D256_BLOCK_M
+#define FA_SM80_BWD_D256_BLOCK_M 64
+#endif
+#ifndef FA_SM80_BWD_D256_DQ_CHUNKS
+#define FA_SM80_BWD_D256_DQ_CHUNKS 2
+#endif
 #ifndef FA_SM80_BWD_OPAQUE_TID
-#define FA_SM80_BWD_OPAQUE_TID 10
+#define FA_SM80_BWD_OPAQUE_TID 42
 #endif
 #endif
 #ifndef FA_SM80_BWD_D128_BLOCK_N
@@ -150,7 +162,7 @@ using namespace cute;
 #define FA_SM80_BWD_D64_BLOCK_M 64
 #endif
 #ifndef FA_SM80_BWD_D256_BLOCK_M
-#define FA_SM80_BWD_D256_BLOCK_M 32  // query rows per step at d 256 (64: with DQ_CHUNKS 2, 1 stage, 254 regs, no spill)
+#define FA_SM80_BWD_D256_BLOCK_M 32  // query rows per step at d 256 (64 needs DQ_CHUNKS 2, 1 stage)
 #endif
 #ifndef FA_SM80_BWD_D256_DQ_CHUNKS
 #define FA_SM80_BWD_D256_DQ_CHUNKS 1  // dQ head-dim slices at d 256
@@ -170,8 +182,9 @@ constexpr int bwd_head_dim_bit(int d) {
 template <int kHeadDim, bool kSoftcap>
 struct BwdTile {
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "head dims 32..256 in steps of 32");
-  // d 256: 32 query rows per step keeps dQ (32 regs) and the operand fragments beside dK/dV's
-  // 128 accumulator registers without spilling (64 rows spilled ~400 B even with dQ chunking).
+  // d 256: 64 query rows per step (LEAN_LDSM) halve the K/V operand re-reads per query row; dQ is
+  // then computed in two 128-column slices and the per-step tid values are rebuilt from an opaque
+  // tid, without which 64 rows spilled ~400 B. 32 rows (the session-4 tile) fit without either.
   static constexpr int kBlockM = kHeadDim == 256 ? FA_SM80_BWD_D256_BLOCK_M
                                  : (kHeadDim == 64 && !kSoftcap) ? FA_SM80_BWD_D64_BLOCK_M
                                                   : 64;
@@ -197,7 +210,7 @@ struct BwdTile {
                                    : kHeadDim == 128 ? FA_SM80_BWD_D128_WARPS_MDQ
                                                      : 4;
   // dQ = dS K may be computed kDQChunks head-dim slices at a time (fewer accumulator registers,
-  // dS re-read per slice); no table row needs it since d 256 moved to 32-row steps.
+  // dS re-read per slice): d 256 with 64-row steps.
   static constexpr int kDQChunks = kHeadDim == 256 ? FA_SM80_BWD_D256_DQ_CHUNKS : 1;
 };
 
