@@ -109,6 +109,13 @@ std::vector<Case> pack_cases() {
     s.d = d, s.group = 4, s.hk = 2, s.batch = 2, s.nq = 17, s.nk = 300, s.causal = true;
     v.push_back(s);
   }
+  // Unmasked d64 has 192-row tiles (FA_SM90_FWD_D64_BLOCK_M, 3 warpgroups; masked: 128): one
+  // packed tile, and 8 × 50 = 400 rows = two full tiles and a 16-row partial one.
+  for (auto [g, nq] : {std::pair<int, int64_t>{4, 17}, {8, 50}}) {
+    Spec s;
+    s.d = 64, s.group = g, s.hk = 2, s.batch = 2, s.nq = nq, s.nk = 300;
+    v.push_back(s);
+  }
   {
     Spec s;
     s.dt = FA_DTYPE_FLOAT16, s.group = 8, s.hk = 2, s.batch = 2, s.nq = 3, s.nk = 1000;

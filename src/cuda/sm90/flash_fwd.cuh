@@ -682,7 +682,7 @@ struct FwdKernel {
     constexpr int kRows = decltype(size<0>(s_rc))::value;
 
     const float scale_log2 = params.score_scale_log2;
-    OnlineSoftmax<kRows> softmax(scale_log2);
+    OnlineSoftmax<kRows, (FA_SM90_FWD_TREE_REDUCE & fwd_head_dim_bit(kHeadDim)) != 0> softmax(scale_log2);
     float rescale_o[kRows];
     clear(tOrO);
 
@@ -993,27 +993,33 @@ bool make_packed_q_map(const core::AttnParams& p, int group, int64_t rows, int b
 }
 
 // K/V bytes per L2 section of the persistent tile walk (sched::StaticLptScheduler) for equal-weight
-// tiles (non-causal): the build's FA_SM90_FWD_L2_BUDGET_MB (default 32, the scheduler's own
-// constant), or the environment variable of the same name (MB, 1..4096; read once per process) so
-// one build can compare budgets. Smaller sections put fewer (batch, head) pairs in one round, so
-// more of a head's query blocks run at the same moment and read its K/V from L2 while it is there
-// (N 512, d128, 32 MB: a round of 132 tiles holds query block 0 of 128 heads, each K/V read from
-// DRAM by one CTA and kept in L2 for the next three rounds; 4 MB: 16 heads × 4 query blocks per
-// section). Causal walks keep 32 MB: their sections restart the snake, and a section of fewer
-// tiles than CTAs would leave CTAs idle for a round.
+// tiles (non-causal). Smaller sections put fewer (batch, head) pairs in one round, so more of a
+// head's query blocks run at the same moment and read its K/V from L2 while it is there (N 512,
+// d128, 32 MB: a round of 132 tiles holds query block 0 of 128 heads, each K/V read from DRAM by
+// one CTA and kept in L2 for the next three rounds; 4 MB: 16 heads × 4 query blocks per section).
+// Causal walks keep 32 MB: their sections restart the snake, and a section of fewer tiles than
+// CTAs would leave CTAs idle for a round.
+// FA_SM90_FWD_L2_BUDGET_MB: 0 (default) = the rule below; 1..4096 = that budget for every shape
+// (32 = the scheduler's own constant, the behaviour before the rule). The environment variable of
+// the same name (1..4096, read once per process) overrides both, so one build compares budgets.
+// The rule, from H200 session 5 round 1 (non-causal N 512..8k, 4 MB against 32 MB): 4 MB won at
+// every d64 and d128 shape (d128 +2..+7%, d64 -1..+2%) and at d256 N <= 2k (+1..+4%), and lost at
+// d256 N 4k / 8k (-2%, 4 / 8 MB of K/V per head): 32 MB where the head dim is above 128 and one
+// head's K/V is over 2 MB, 4 MB elsewhere (d192, not measured, follows d256).
 #ifndef FA_SM90_FWD_L2_BUDGET_MB
-#define FA_SM90_FWD_L2_BUDGET_MB 32
+#define FA_SM90_FWD_L2_BUDGET_MB 0
 #endif
-inline int64_t sm90_fwd_l2_budget_bytes() {
-  static const int64_t bytes = [] {
+inline int64_t sm90_fwd_l2_budget_bytes(int head_dim, int64_t kv_bytes_per_head) {
+  static const int64_t fixed_mb = [] {
     int64_t mb = FA_SM90_FWD_L2_BUDGET_MB;
     if (const char* v = std::getenv("FA_SM90_FWD_L2_BUDGET_MB"); v && *v) {
       const long x = std::strtol(v, nullptr, 10);
       if (x >= 1 && x <= 4096) mb = x;
     }
-    return mb << 20;
+    return mb;
   }();
-  return bytes;
+  if (fixed_mb > 0) return fixed_mb << 20;
+  return int64_t(head_dim > 128 && kv_bytes_per_head > (int64_t(2) << 20) ? 32 : 4) << 20;
 }
 
 template <class Kernel, class Element>
@@ -1113,7 +1119,8 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       p.softcap > 0.f ? p.scale / p.softcap : 0.f,
       Kernel::Scheduler::make_params(int(m_blocks), tile_heads, p.batch, pack_shift > 0 ? 1 : group,
                                      kv_bytes, reverse_m, persistent,
-                                     reverse_m ? sched::StaticLptScheduler::kL2BudgetBytes : sm90_fwd_l2_budget_bytes()),
+                                     reverse_m ? sched::StaticLptScheduler::kL2BudgetBytes
+                                               : sm90_fwd_l2_budget_bytes(p.head_dim, kv_bytes)),
       tma_store_o,
       pack_shift,
       q_packed,

@@ -17,21 +17,33 @@
 // consumer skips the O *= factor multiplies (kHeadDim / 2 FMULs per thread per key block) when
 // every row of the warp has factor 1 (a warp vote, so the branch is uniform). Past the first
 // key blocks a row's max rarely changes, so at long N most blocks skip. 0 = always rescale.
+// Default 0: H200, session 5 round 1, it cost 0-5% at every non-causal d64/d128/d256 shape
+// measured (the compare and vote sit on the softmax → P·V path; the FMULs it saves are cheap).
 #ifndef FA_SM90_FWD_RESCALE_SKIP
 #define FA_SM90_FWD_RESCALE_SKIP 0
 #endif
 
-// Row reductions as short independent chains (1 = on): the row max over a thread's kBlockN/4
-// columns as 4 interleaved partial maxima per row (both rows of the thread in the same loop), then
-// a 2-level tree, and the row sum as 4 partial sums; 0 = one serial chain per row. SASS of the
-// serial form (d128): 32 dependent FMNMX per row, the rows one after the other, all on the path
-// from the scores to the first exp2 (the max must be final before any exponent); the tree form
-// is ~8 deep. The max is order-independent (same result); the sum is rounded in another order.
+// Row reductions as short independent chains: the row max over a thread's kBlockN/4 columns as 4
+// interleaved partial maxima per row (both rows of the thread in the same loop), then a 2-level
+// tree, and the row sum as 4 partial sums; otherwise one serial chain per row. SASS of the serial
+// form (d128): 32 dependent FMNMX per row, the rows one after the other, all on the path from the
+// scores to the first exp2 (the max must be final before any exponent); the tree form is ~8 deep.
+// The max is order-independent (same result); the sum is rounded in another order.
+// A mask of the head dims it applies to (fwd_head_dim_bit: d64 2, d96 4, d128 8, d192 16, d256 32;
+// 0 = none, 62 = all). H200, session 5 round 1, non-causal N 512..8k, TFLOP/s without → with:
+// d256 733 → 758 at N8k, 709 → 713 at N4k, ±1% at N <= 2k; d128 675 → 611 at N8k and 641 → 651
+// at N4k, -1..0% at N <= 2k; d64 (128-row tiles) -3..-6% everywhere. Default: d256 only (causal d256
+// not measured on its own; d192 not measured).
 #ifndef FA_SM90_FWD_TREE_REDUCE
-#define FA_SM90_FWD_TREE_REDUCE 0
+#define FA_SM90_FWD_TREE_REDUCE 32
 #endif
 
 namespace fa::cuda::sm90 {
+
+// Bit of a head dim in the FA_SM90_FWD_* head-dim masks.
+constexpr int fwd_head_dim_bit(int d) {
+  return d == 32 ? 1 : d == 64 ? 2 : d == 96 ? 4 : d == 128 ? 8 : d == 192 ? 16 : d == 256 ? 32 : 0;
+}
 
 // ((2, 2, N/8), MMA_M, MMA_N) accumulator -> (rows = (2, MMA_M), cols = (2, N/8, MMA_N)).
 template <class AccLayout>
@@ -71,7 +83,8 @@ __device__ __forceinline__ float softcap_tanh(float x) {
   return 1.f - 2.f / (e + 1.f);
 }
 
-template <int kRows>
+// kTree: the tree form of the row reductions (FA_SM90_FWD_TREE_REDUCE for the kernel's head dim).
+template <int kRows, bool kTree = false>
 struct OnlineSoftmax {
   float row_max[kRows];  // raw units; -inf until the row has seen an allowed key
   float row_sum[kRows];  // this thread's partial sum of exp2(...)
@@ -92,7 +105,7 @@ struct OnlineSoftmax {
   __device__ void update(TensorS& s, float (&rescale_o)[kRows]) {
     using namespace cute;
     static_assert(decltype(size<0>(s))::value == kRows);
-    if constexpr (FA_SM90_FWD_TREE_REDUCE != 0) {
+    if constexpr (kTree) {
       update_tree(s, rescale_o);
     } else {
 #pragma unroll
@@ -120,7 +133,7 @@ struct OnlineSoftmax {
     }
   }
 
-  // update() with FA_SM90_FWD_TREE_REDUCE: same results (the sum up to rounding order).
+  // update() with kTree: same results (the sum up to rounding order).
   template <int kP>
   __device__ static float tree_max(float (&x)[kP]) {
 #pragma unroll

@@ -50,8 +50,11 @@ namespace fa::cuda::sm90 {
 // tile (N 512: 3 tiles = 576 rows; 1024: 6 = 1152), and 1.5x fewer, longer tiles per wave.
 // The masked (causal / window, + softcap) instance separately: at 192 it spills (ptxas: 156 B
 // stores / 160 B loads at 160 registers; unmasked: none, 151 registers used), so it stays at 128.
+// H200, session 5 round 1, non-causal d64 N 512..8k, TFLOP/s: 128 rows with the tree reductions
+// 316/378/411/429/417, 192 rows with the tree reductions and the rescale skip (both of which cost
+// elsewhere) 345/395/466/475/483, 128 rows plain 328/388/430/451/443. Default 192.
 #ifndef FA_SM90_FWD_D64_BLOCK_M
-#define FA_SM90_FWD_D64_BLOCK_M 128
+#define FA_SM90_FWD_D64_BLOCK_M 192
 #endif
 #ifndef FA_SM90_FWD_D64_MASKED_BLOCK_M
 #define FA_SM90_FWD_D64_MASKED_BLOCK_M 128
