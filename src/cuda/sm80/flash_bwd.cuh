@@ -73,11 +73,19 @@ using namespace cute;
 #define FA_SM80_BWD_LEAN_LDSM 1
 #endif
 #if FA_SM80_BWD_LEAN_LDSM
+// The sm_80 cubin (A100; scalar dQ reductions, no red.v2) keeps the session-4 d 128 layout: the
+// one-pass S/dP spilled 36 B there (sm_90a: none). Only the device code reads these three, so the
+// arch passes may differ; the d 64 / d 256 tiles set the launch shape and cannot.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FA_SM80_BWD_LEAN_D128 0
+#else
+#define FA_SM80_BWD_LEAN_D128 1
+#endif
 #ifndef FA_SM80_BWD_D128_SDP_CHUNKS
-#define FA_SM80_BWD_D128_SDP_CHUNKS 1
+#define FA_SM80_BWD_D128_SDP_CHUNKS (FA_SM80_BWD_LEAN_D128 ? 1 : 2)
 #endif
 #ifndef FA_SM80_BWD_D128_WARPS_MDQ
-#define FA_SM80_BWD_D128_WARPS_MDQ 2
+#define FA_SM80_BWD_D128_WARPS_MDQ (FA_SM80_BWD_LEAN_D128 ? 2 : 4)
 #endif
 #ifndef FA_SM80_BWD_D64_BLOCK_M
 #define FA_SM80_BWD_D64_BLOCK_M 128
@@ -89,7 +97,7 @@ using namespace cute;
 #define FA_SM80_BWD_D256_DQ_CHUNKS 2
 #endif
 #ifndef FA_SM80_BWD_OPAQUE_TID
-#define FA_SM80_BWD_OPAQUE_TID 42
+#define FA_SM80_BWD_OPAQUE_TID (FA_SM80_BWD_LEAN_D128 ? 42 : 34)
 #endif
 #endif
 #ifndef FA_SM80_BWD_D128_BLOCK_N
