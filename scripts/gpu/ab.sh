@@ -24,9 +24,9 @@ TESTS2=${TESTS2:-}
 JOBS=${JOBS:-16}
 ROOT=$PWD
 if [[ -f snap.tar ]]; then
-  rm -rf /tmp/fa_snap && mkdir -p /tmp/fa_snap && tar -xf snap.tar -C /tmp/fa_snap
-  ln -s "$ROOT/.deps" /tmp/fa_snap/.deps
-  cd /tmp/fa_snap || exit 1
+  rm -rf /tmp/fa_snap_${AB_TAG:-ab} && mkdir -p /tmp/fa_snap_${AB_TAG:-ab} && tar -xf snap.tar -C /tmp/fa_snap_${AB_TAG:-ab}
+  ln -s "$ROOT/.deps" /tmp/fa_snap_${AB_TAG:-ab}/.deps
+  cd /tmp/fa_snap_${AB_TAG:-ab} || exit 1
   echo "ab: using snap.tar"
 fi
 start=$SECONDS
