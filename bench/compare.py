@@ -49,6 +49,8 @@ ABLATIONS = [
     ("fa3 no TMA-store epilogue", "fa3", {"FA_SM90_FWD_ABLATE": "no_tma_store"}),
     ("fa3 cp.async loads (no TMA)", "fa3", {"FA_SM90_FWD_ABLATE": "no_tma_load"}),
     ("fa3 no warp specialisation", "fa3", {"FA_SM90_FWD_ABLATE": "no_ws"}),
+    # Non-causal tile walk in 32 MB L2 sections (session 4) instead of the head-dim/N rule (4 MB here).
+    ("fa3 L2 sections of 32 MB", "fa3", {"FA_SM90_FWD_L2_BUDGET_MB": "32"}),
     ("fa2 default", "fa2", {}),
     ("fa2 in-order M blocks", "fa2", {"FA_FWD_REVERSE_M": "0"}),
     ("fa2 mask every block", "fa2", {"FA_FWD_MASK_EVERY_BLOCK": "1"}),
@@ -70,6 +72,10 @@ ABLATIONS_BWD = [
     ("fa3 bwd deterministic", "fa3", {"FA_BENCH_DETERMINISTIC": "1"}),
     ("fa3 bwd deterministic, atomics", "fa3", {"FA_BENCH_DETERMINISTIC": "1", "FA_SM90_BWD_ABLATE": "dq_atomic"}),
     ("fa3 bwd scalar pre/post passes", "fa3", {"FA_SM90_BWD_PREPOST": "scalar"}),
+    # The first adder of a dQ block stores instead of reduce-adding into a zeroed buffer; by default
+    # only for <= 16 key blocks (off at N8k), here forced on; and the rotated query-block order.
+    ("fa3 bwd first-adder dQ store forced", "fa3", {"FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS": "1048576"}),
+    ("fa3 bwd rotated query-block order", "fa3", {"FA_SM90_BWD_ROTATE_M": "1"}),
     ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
     ("fa2 bwd deterministic", "fa2", {"FA_BENCH_DETERMINISTIC": "1"}),
 ]
