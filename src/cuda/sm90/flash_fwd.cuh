@@ -126,6 +126,16 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 #define FA_SM90_FWD_O_STSM 1
 #endif
 
+// Where the intra-warpgroup-overlap mainloop multiplies O by the softmax's rescale factor.
+// 0 (default): after the P·V wait, on the path from that wait to the next Q·Kᵀ issue (rescale,
+// then P → bf16, then the ping-pong wait). 1: one iteration later, between issuing S_{j+1} = Q·K_{j+1}ᵀ
+// and issuing O += P_j·V_j, i.e. while the Q·Kᵀ wgmma runs (as in the FA3 paper's code); the factor
+// from block j's softmax waits in rescale_o until then, and the tile's last P·V is preceded by
+// one more rescale. Same arithmetic, same order of operations on O. Not yet measured.
+#ifndef FA_SM90_FWD_EARLY_RESCALE
+#define FA_SM90_FWD_EARLY_RESCALE 0
+#endif
+
 template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap,
           unsigned kFeatures = fwd_feature::kAll>
 struct FwdKernel {
@@ -759,6 +769,9 @@ struct FwdKernel {
           wait_full(pipe_k, kv_it + it);
           pingpong_wait(consumer_wg);
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, sk), tSrS);  // S_it in flight
+          // O holds the blocks before it-1 at the max before block it-1's; block it-1's softmax
+          // left the factor to block it-1's max in rescale_o (on it = 1: O = 0, factor 0).
+          if constexpr (FA_SM90_FWD_EARLY_RESCALE != 0) rescale();
           wait_full(pipe_v, kv_it + it - 1);
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
           pingpong_pass(consumer_wg);
@@ -772,7 +785,7 @@ struct FwdKernel {
           warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
           pipe_v.consumer_release(kv_it + it - 1);
           issue(2, it + 1);
-          rescale();
+          if constexpr (FA_SM90_FWD_EARLY_RESCALE == 0) rescale();
           convert_p();
         }
         // Every Q·Kᵀ of the tile has retired: the producer may reload this Q slot (one slot: the
@@ -780,6 +793,9 @@ struct FwdKernel {
         // FA_SM90_FWD_EARLY_Q_RELEASE released it already, right after the last Q·Kᵀ's wait.
         if (!kEarlyQRelease) ss.pipe_q.consumer_release(q_it);
         const int last = kv_it + n_blocks - 1;
+        // The last block's factor (FA_SM90_FWD_EARLY_RESCALE), before its P·V and outside the
+        // ping-pong turn: every earlier P·V has retired, so O is not in flight here.
+        if constexpr (FA_SM90_FWD_EARLY_RESCALE != 0) rescale();
         wait_full(pipe_v, last);
         pingpong_wait(consumer_wg);
         wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
