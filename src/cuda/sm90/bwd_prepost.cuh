@@ -79,6 +79,7 @@ template <typename Element, int kHeadDim, bool kVec = true>
 __global__ void __launch_bounds__(kPrepostThreads)
 bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo fuse = FuseInfo{},
                const bool zero_acc = true) {
+  pdl_trigger();  // FA_SM90_BWD_PDL: the main kernel's prologue may start (it waits for our writes)
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t row0 = int64_t(m_block) * kTurnRows;
@@ -224,6 +225,7 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo f
 template <class Cfg, bool kVec = true>
 __global__ void __launch_bounds__(Cfg::kConsumerThreads)
 bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws, const bool check_visited = false) {
+  pdl_wait();  // FA_SM90_BWD_PDL: launched during the main kernel's tail; the accumulator is its output
   using Element = typename Cfg::T;
   constexpr int kHeadDim = Cfg::kHeadDim;
   constexpr int kThreads = Cfg::kConsumerThreads;

@@ -8,6 +8,8 @@
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
 //                       kernel converts each block itself: FA_SM90_BWD_FUSED_CONVERT=1, d <= 128,
 //                       short N; see bwd_workspace.hpp)
+// FA_SM90_BWD_PDL=1 (environment; default off) launches 2 and 3 as programmatic dependents of the
+// kernel before them (launch_pdl), so each one's launch and prologue overlap that kernel's tail.
 // run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set).
 // The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
 // __grid_constant__ parameters.
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "core/params.hpp"
 #include "core/status.hpp"
@@ -106,6 +109,37 @@ inline bool rotate_m_enabled() {
   return on;
 }
 
+// Programmatic dependent launch of the main kernel after bwd_preprocess and of bwd_convert_dq after
+// the main kernel (pdl_trigger / pdl_wait, flash_bwd_kernel.cuh): FA_SM90_BWD_PDL=1 (environment,
+// read once; default 0 = plain launches, the previous behaviour).
+inline bool pdl_enabled() {
+  static const bool on = env_int("FA_SM90_BWD_PDL", 0) != 0;
+  return on;
+}
+
+// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
+// it in the stream when `pdl`; returns cudaLaunchKernelEx's error (the plain launch: cudaSuccess,
+// check_launch afterwards sees its error).
+template <typename... KArgs, typename... Args>
+cudaError_t launch_pdl(bool pdl, void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem,
+                       cudaStream_t stream, Args&&... args) {
+  if (!pdl) {
+    kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
+    return cudaSuccess;  // the caller's check_launch reports a failed launch, as before
+  }
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = size_t(smem);
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
 // The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
 template <class Cfg, bool kMasked, bool kSoftcap>
 core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
@@ -159,6 +193,8 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
+  const bool pdl = pdl_enabled();
+  bool main_launched = false;
   if (n_blocks > 0 && m_blocks > 0) {
     BwdParams<Cfg> prm;
     prm.p = p;
@@ -216,15 +252,21 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
-    kernel<<<dim3(n_blocks, p.heads_kv, p.batch), Cfg::kThreads, smem, stream>>>(prm);
+    e = launch_pdl(pdl, kernel, dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads), smem, stream,
+                   prm);
+    if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
+    main_launched = true;
   }
 
   if (m_blocks > 0 && fuse.block_m == 0) {
-    if (prepost_vec)
-      bwd_convert_dq<Cfg, true><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws, store_first);
-    else
-      bwd_convert_dq<Cfg, false><<<grid_rows, Cfg::kConsumerThreads, 0, stream>>>(p, ws, store_first);
+    // A programmatic dependent only of a main kernel launched just before it (without one, the
+    // previous kernel is the preprocess: pdl_wait would order that too, but nothing overlaps).
+    const bool pdl_cvt = pdl && main_launched;
+    auto cvt = prepost_vec ? bwd_convert_dq<Cfg, true> : bwd_convert_dq<Cfg, false>;
+    const cudaError_t e = launch_pdl(pdl_cvt, cvt, grid_rows, dim3(Cfg::kConsumerThreads), 0, stream,
+                                     p, ws, store_first);
+    if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward dq convert (launch)");
   }
   return check_launch("sm90 backward dq convert");
 }

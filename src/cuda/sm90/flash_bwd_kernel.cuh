@@ -348,6 +348,26 @@ struct BwdParams {
 #ifndef FA_SM90_BWD_ROTATE_M
 #define FA_SM90_BWD_ROTATE_M 0
 #endif
+
+// Programmatic dependent launch (FA_SM90_BWD_PDL, run time, default 0 = off; flash_bwd.cuh): the
+// main kernel is launched as a programmatic dependent of bwd_preprocess, and bwd_convert_dq as one
+// of the main kernel, so a kernel's launch and prologue (CTA rasterisation, barrier init, the K/V
+// loads) overlap the previous kernel's tail instead of following its last CTA. A kernel signals
+// its dependents at its start (pdl_trigger: they are scheduled only once every CTA of this grid
+// has started, so they never hold an SM that one of ours still needs), and the dependent waits
+// (pdl_wait: the previous grid has completed and its writes are visible) before its first access
+// to memory that grid writes: the workspace (LSE*log2e, D, the dQ accumulator and its counters).
+// Without the launch attribute both instructions return at once: same kernels either way.
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 FA_HD int rotation_start(int n_block, int k_len, int block_n, int m_count) {
   const int nb = (k_len + block_n - 1) / block_n;
   return m_count > 1 && nb > 0 ? int(int64_t(n_block) * m_count / nb) % m_count : 0;
@@ -879,7 +899,12 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   const int n_block = cc.n_block, hk = cc.hk, b = cc.b;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t n0 = int64_t(n_block) * kBlockN;
-  if (n0 >= seq.k_len) return;  // varlen: this sequence has fewer key blocks than the grid
+  if (n0 >= seq.k_len) {  // varlen: this sequence has fewer key blocks than the grid
+    // FA_SM90_BWD_PDL: even a grid of such CTAs ends only after bwd_preprocess, so bwd_convert_dq
+    // (which waits for this grid) never reads an accumulator that is still being zeroed.
+    pdl_wait();
+    return;
+  }
   const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1,
                         kMasked ? p.window_right : -1);
   const int64_t n1 = min(n0 + kBlockN, seq.k_len);
@@ -891,6 +916,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
   const int b_tma = p.varlen ? 0 : b;
   const int m_rot = prm.rotate_m ? rotation_start(n_block, int(seq.k_len), kBlockN, m_count) : 0;
+  pdl_trigger();  // bwd_convert_dq may be scheduled once every CTA has started (pdl_wait there)
 
   if (threadIdx.x == 0) {
     cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_kv, 1);
@@ -915,6 +941,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if constexpr (Cfg::kDqTma) {
       if (threadIdx.x / 32 == 1 && n_steps > 0) {
+        pdl_wait();  // the accumulator, counters: bwd_preprocess
         dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, hk, m_first, m_count, m_rot, prow_seq, n_block,
                        CtaBand(mask, n0), int(seq.q_len), dq_descending);
       }
@@ -951,6 +978,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       copy(prm.tma_k.with(ss.bar_kv), tKgK, tKsK);
       copy(prm.tma_v.with(ss.bar_kv), tVgV, tVsV);
     }
+    pdl_wait();  // LSE*log2e and D: bwd_preprocess (K/V above are inputs)
 
     int stage = 0, phase = 0;
 #pragma unroll 1  // unrolled, the loop does not fit the producer's 24 registers
@@ -989,6 +1017,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // ---------------- consumers ----------------
   cutlass::arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
   const int tid = threadIdx.x - 128;
+  // Before the first global access: the RED dQ path adds to the accumulator bwd_preprocess
+  // zeroes, and the fused conversion reads it (their data otherwise comes through smem).
+  pdl_wait();
 
   Tensor sQt = make_tensor(make_smem_ptr(ss.q.data()), typename Cfg::SmemLayoutQt{});
   Tensor sdOt = make_tensor(make_smem_ptr(ss.dout.data()), typename Cfg::SmemLayoutQt{});
