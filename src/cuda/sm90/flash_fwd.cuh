@@ -132,9 +132,12 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // and issuing O += P_j·V_j, i.e. while the Q·Kᵀ wgmma runs (as in the FA3 paper's code); the factor
 // from block j's softmax waits in rescale_o until then, and the tile's last P·V is preceded by
 // one more rescale. Same arithmetic, same order of operations on O. Not yet measured.
+// 2: both placements compiled in, the environment variable FA_SM90_FWD_EARLY_RESCALE=1 (read once
+// per process) picks the early one at run time (a uniform branch), so one build A/Bs and tests it.
 #ifndef FA_SM90_FWD_EARLY_RESCALE
 #define FA_SM90_FWD_EARLY_RESCALE 0
 #endif
+static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, "0, 1 or 2");
 
 template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap,
           unsigned kFeatures = fwd_feature::kAll>
@@ -298,6 +301,7 @@ struct FwdKernel {
     // Q map (d, G, rows, KV head, batch) with box (kSwizzleCols, G, kBlockM / G, 1, 1).
     int pack_shift;
     cute::TmaDescriptor tma_q_packed;
+    bool early_rescale;  // FA_SM90_FWD_EARLY_RESCALE == 2: the run-time choice
   };
 
   // What one tile needs besides its coordinates: its sequence, mask and key-block range.
@@ -717,6 +721,9 @@ struct FwdKernel {
       *reinterpret_cast<cutlass::Array<Element, kN>*>(rP.data()) =
           conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tSrS.data()));
     };
+    // FA_SM90_FWD_EARLY_RESCALE (above): a compile-time constant unless the macro is 2.
+    const bool early_rescale =
+        FA_SM90_FWD_EARLY_RESCALE == 1 || (FA_SM90_FWD_EARLY_RESCALE == 2 && params.early_rescale);
     auto rescale = [&]() {
       if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) {  // fwd_softmax.hpp
         bool unchanged = true;
@@ -771,7 +778,7 @@ struct FwdKernel {
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, sk), tSrS);  // S_it in flight
           // O holds the blocks before it-1 at the max before block it-1's; block it-1's softmax
           // left the factor to block it-1's max in rescale_o (on it = 1: O = 0, factor 0).
-          if constexpr (FA_SM90_FWD_EARLY_RESCALE != 0) rescale();
+          if (early_rescale) rescale();
           wait_full(pipe_v, kv_it + it - 1);
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
           pingpong_pass(consumer_wg);
@@ -785,7 +792,7 @@ struct FwdKernel {
           warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
           pipe_v.consumer_release(kv_it + it - 1);
           issue(2, it + 1);
-          if constexpr (FA_SM90_FWD_EARLY_RESCALE == 0) rescale();
+          if (!early_rescale) rescale();
           convert_p();
         }
         // Every Q·Kᵀ of the tile has retired: the producer may reload this Q slot (one slot: the
@@ -795,7 +802,7 @@ struct FwdKernel {
         const int last = kv_it + n_blocks - 1;
         // The last block's factor (FA_SM90_FWD_EARLY_RESCALE), before its P·V and outside the
         // ping-pong turn: every earlier P·V has retired, so O is not in flight here.
-        if constexpr (FA_SM90_FWD_EARLY_RESCALE != 0) rescale();
+        if (early_rescale) rescale();
         wait_full(pipe_v, last);
         pingpong_wait(consumer_wg);
         wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
@@ -1038,6 +1045,15 @@ inline int64_t sm90_fwd_l2_budget_bytes(int head_dim, int64_t kv_bytes_per_head)
   return int64_t(head_dim > 128 && kv_bytes_per_head > (int64_t(2) << 20) ? 32 : 4) << 20;
 }
 
+// FA_SM90_FWD_EARLY_RESCALE == 2: the environment variable of that name, 1 = early (read once).
+inline bool sm90_fwd_early_rescale_env() {
+  static const bool on = [] {
+    const char* v = std::getenv("FA_SM90_FWD_EARLY_RESCALE");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
 template <class Kernel, class Element>
 core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   using namespace cute;
@@ -1140,6 +1156,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       tma_store_o,
       pack_shift,
       q_packed,
+      FA_SM90_FWD_EARLY_RESCALE == 2 && sm90_fwd_early_rescale_env(),
   };
 
   auto kernel = sm90_fwd_kernel<Kernel>;
