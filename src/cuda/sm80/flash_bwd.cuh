@@ -139,6 +139,20 @@ using namespace cute;
 // 0: from step / n_m and step % n_m (two integer divisions per step, ~30 instructions each).
 #define FA_SM80_BWD_STEP_COUNTERS 1
 #endif
+#ifndef FA_SM80_BWD_INCR_ADDR
+// Bit mask of offsets carried from step to step instead of recomputed: 1 = Q and dO, 2 = LSE,
+// 4 = the workspace row of D and dQ. A carried offset is the previous step's plus kBlockM rows
+// while the query head stays the same and the query block is the next one; the full math (64-bit
+// products of head, row and batch with their strides) runs only when the head changes or the
+// rotated walk wraps. Each carried offset is an int64 live across the whole step: at d 128
+// (sm_90a bf16) 1, 6 and 7 spill 64 / 40 / 64 B, 4 does not. 0: full math every step.
+#define FA_SM80_BWD_INCR_ADDR 0
+#endif
+#ifndef FA_SM80_BWD_INCR_ADDR_DIMS
+// Head dims (bwd_head_dim_bit mask) where FA_SM80_BWD_INCR_ADDR applies; default all but d 64,
+// whose 128-row tile spills 8 B with INCR_ADDR=4.
+#define FA_SM80_BWD_INCR_ADDR_DIMS 61
+#endif
 #ifndef FA_SM80_BWD_D128_WARPS_MDQ
 // Warps down the query rows of dQ = dS K at d 128 (the other 8 / this many go across the head
 // dim). 4: each warp 16 rows x 64 columns (1 + 4 ldmatrix per k-slice); 2: 32 x 32 (2 + 2), 8
@@ -492,6 +506,12 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   constexpr bool kRedV2 = FA_SM80_BWD_DQ_RED_V2 != 0;
   constexpr bool kFastTiles = FA_SM80_BWD_FAST_TILES != 0;
   constexpr bool kStepCounters = FA_SM80_BWD_STEP_COUNTERS != 0;
+  constexpr int kIncrBits =
+      (FA_SM80_BWD_INCR_ADDR_DIMS & bwd_head_dim_bit(kD)) != 0 ? FA_SM80_BWD_INCR_ADDR : 0;
+  constexpr bool kIncrQ = (kIncrBits & 1) != 0;
+  constexpr bool kIncrLse = (kIncrBits & 2) != 0;
+  constexpr bool kIncrWs = (kIncrBits & 4) != 0;
+  constexpr bool kIncrAddr = kIncrBits != 0;
   constexpr bool kOpaqueTid = (FA_SM80_BWD_OPAQUE_TID & bwd_head_dim_bit(kD)) != 0;
   // The second (mask-free) copy of the softcap softmax spills 4 bytes next to full-width S and dP
   // (128 keys in one chunk, d <= 64): those instances keep one softmax for every tile.
@@ -566,12 +586,37 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   const int64_t row0 = ws_row0(p, b, seq);
   Tensor cQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
 
-  auto load_q_do = [&](StepPos pos, int stage) {
+  // Element offsets of a step's first query row in Q, dO, LSE and the [Hq, rows] workspaces
+  // (D, and dQ times kD); only carried from step to step with FA_SM80_BWD_INCR_ADDR.
+  struct StepAddr {
+    int64_t q, dO, lse, ws;
+  };
+  auto step_addr = [&](StepPos s) {
+    const int64_t m0 = step_m_block(s) * kM;
+    return StepAddr{p.q_str.offset(b, seq.q_start + m0, s.h),
+                    p.do_str.offset(b, seq.q_start + m0, s.h),
+                    p.lse_offset(b, s.h, seq.q_start + m0), int64_t(s.h) * p.total_q + row0 + m0};
+  };
+  // The offsets of step n from those of step s (the step before it): the same head and the next
+  // query block move every offset by kM rows; anything else (next head, rotated wrap) recomputes.
+  auto next_addr = [&](StepPos s, StepPos n, StepAddr a) {
+    if (n.h == s.h && step_m_block(n) == step_m_block(s) + 1) {
+      a.q += kM * p.q_str.row;
+      a.dO += kM * p.do_str.row;
+      a.lse += kM;
+      a.ws += kM;
+      return a;
+    }
+    return step_addr(n);
+  };
+
+  auto load_q_do = [&](StepPos pos, int stage, StepAddr a) {
     const int h = pos.h;
     const int64_t m0 = step_m_block(pos) * kM;
-    const Element* q_ptr = static_cast<const Element*>(p.q) + p.q_str.offset(b, seq.q_start + m0, h);
-    const Element* do_ptr =
-        static_cast<const Element*>(p.dout) + p.do_str.offset(b, seq.q_start + m0, h);
+    const Element* q_ptr = static_cast<const Element*>(p.q) +
+                           (kIncrQ ? a.q : p.q_str.offset(b, seq.q_start + m0, h));
+    const Element* do_ptr = static_cast<const Element*>(p.dout) +
+                            (kIncrQ ? a.dO : p.do_str.offset(b, seq.q_start + m0, h));
     Tensor gQ = make_tensor(make_gmem_ptr(q_ptr), make_shape(Int<kM>{}, Int<kD>{}),
                             make_stride(p.q_str.row, _1{}));
     Tensor gdO = make_tensor(make_gmem_ptr(do_ptr), make_shape(Int<kM>{}, Int<kD>{}),
@@ -591,13 +636,18 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
       static_assert(2 * kM <= T::kNThreads, "one thread per LSE / D row");
       const int row = tid % kM;
       if (tid < 2 * kM && row < seq.q_len - m0) {
-        const float* src = tid < kM ? p.lse + p.lse_offset(b, h, seq.q_start + m0 + row)
-                                    : ws.dsum + int64_t(h) * p.total_q + row0 + m0 + row;
+        const float* src =
+            tid < kM ? (kIncrLse ? p.lse + a.lse + row
+                                 : p.lse + p.lse_offset(b, h, seq.q_start + m0 + row))
+                     : (kIncrWs ? ws.dsum + a.ws + row
+                                : ws.dsum + int64_t(h) * p.total_q + row0 + m0 + row);
         cp_async_4(smem_stats + stage * 2 * kM + tid, src);
       }
     }
   };
-  if (n_steps > 0) load_q_do(StepPos{hk * group, 0}, 0);
+  StepAddr addr{};  // this step's (kIncrAddr)
+  if constexpr (kIncrAddr) addr = step_addr(StepPos{hk * group, 0});
+  if (n_steps > 0) load_q_do(StepPos{hk * group, 0}, 0, addr);
   cp_async_fence();
 
   // ---- MMA partitions
@@ -666,7 +716,9 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     const int stage = kStages == 2 ? (step & 1) : 0;
     if constexpr (!kStepCounters) pos = pos_of_step(step);
     const StepPos pos_next = kStepCounters ? next_pos(pos) : pos_of_step(step + 1);
-    if (kStages == 2 && step + 1 < n_steps) load_q_do(pos_next, stage ^ 1);
+    StepAddr addr_next{};
+    if constexpr (kIncrAddr) addr_next = next_addr(pos, pos_next, addr);
+    if (kStages == 2 && step + 1 < n_steps) load_q_do(pos_next, stage ^ 1, addr_next);
     cp_async_fence();
     // All groups but the newest (the prefetch of step + 1) are complete: K/V and this step's Q/dO.
     if constexpr (kStages == 2) cp_async_wait<1>();
@@ -681,8 +733,10 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     // LSE (log2 domain; rows past the end or fully masked map to +inf so P = 0) and D per row,
     // from shared memory (kLseSmem) or global memory.
     const float* lse_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM
+                           : kIncrLse  ? p.lse + addr.lse
                                        : p.lse + p.lse_offset(b, h, seq.q_start + m0);
     const float* dsum_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM + kM
+                            : kIncrWs   ? ws.dsum + addr.ws
                                         : ws.dsum + int64_t(h) * p.total_q + row0 + m0;
 
     Tensor sQ = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQ{});
@@ -797,7 +851,8 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     {
       // [Hq, rows, D] with a compile-time row stride: every red.global of a thread is one base
       // register plus an immediate offset (a runtime stride cost ~64 registers of addresses).
-      float* dq_ptr = ws.dq_accum + (int64_t(h) * p.total_q + row0 + m0) * kD;
+      float* dq_ptr =
+          ws.dq_accum + (kIncrWs ? addr.ws : int64_t(h) * p.total_q + row0 + m0) * kD;
       Tensor gdQ = make_tensor(make_gmem_ptr(dq_ptr), Shape<Int<kM>, Int<kD>>{},
                                Stride<Int<kD>, _1>{});
       int* sem = nullptr;
@@ -849,8 +904,9 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     }
     if constexpr (kDQBeforeDK) gemm_dk();
     __syncthreads();  // every thread is done with this stage's Q/dO and with sP/sdS
-    if (kStages == 1 && step + 1 < n_steps) load_q_do(pos_next, 0);
+    if (kStages == 1 && step + 1 < n_steps) load_q_do(pos_next, 0, addr_next);
     pos = pos_next;
+    if constexpr (kIncrAddr) addr = addr_next;
   }
 
   // ---- epilogue: dK, dV -> smem (K/V's space) -> 16-byte predicated stores
