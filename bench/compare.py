@@ -76,6 +76,7 @@ ABLATIONS_BWD = [
     # only for <= 16 key blocks (off at N8k), here forced on; and the rotated query-block order.
     ("fa3 bwd first-adder dQ store forced", "fa3", {"FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS": "1048576"}),
     ("fa3 bwd rotated query-block order", "fa3", {"FA_SM90_BWD_ROTATE_M": "1"}),
+    ("fa3 bwd plain launches (no PDL)", "fa3", {"FA_SM90_BWD_PDL": "0"}),
     ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
     ("fa2 bwd deterministic", "fa2", {"FA_BENCH_DETERMINISTIC": "1"}),
 ]

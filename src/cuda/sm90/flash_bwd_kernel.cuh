@@ -349,7 +349,7 @@ struct BwdParams {
 #define FA_SM90_BWD_ROTATE_M 0
 #endif
 
-// Programmatic dependent launch (FA_SM90_BWD_PDL, run time, default 0 = off; flash_bwd.cuh): the
+// Programmatic dependent launch (FA_SM90_BWD_PDL, default on, env 0 = off; flash_bwd.cuh): the
 // main kernel is launched as a programmatic dependent of bwd_preprocess, and bwd_convert_dq as one
 // of the main kernel, so a kernel's launch and prologue (CTA rasterisation, barrier init, the K/V
 // loads) overlap the previous kernel's tail instead of following its last CTA. A kernel signals
