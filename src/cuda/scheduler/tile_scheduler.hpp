@@ -9,12 +9,13 @@
 //     (the number of query blocks differs per sequence, so a flat tile index would need the
 //     cumulative block counts on the device).
 // Tile order (persistent): the (batch, head) pairs are cut into L2 sections whose K/V fit in about
-// kL2BudgetBytes (32 MB); a section's tiles run before the next section's. Inside a section the
-// query block index is the outer loop and the head the inner one, so the CTAs running at one moment
-// share a few K/V heads (query heads of one GQA group are adjacent) and read them from L2. With a
-// causal / right-bounded window the last query blocks see the most keys: they go first
-// (longest-processing-time first), each section starts a fresh snake (see tile_at), and the snake
-// hands the round after a heavy round's heaviest tile to the CTA that got that round's lightest.
+// l2_budget_bytes (default kL2BudgetBytes, 32 MB); a section's tiles run before the next section's.
+// Inside a section the query block index is the outer loop and the head the inner one, so the CTAs
+// running at one moment share a few K/V heads (query heads of one GQA group are adjacent) and read
+// them from L2. With a causal / right-bounded window the last query blocks see the most keys: they
+// go first (longest-processing-time first), each section starts a fresh snake (see tile_at), and
+// the snake hands the round after a heavy round's heaviest tile to the CTA that got that round's
+// lightest.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -49,8 +50,9 @@ struct StaticLptScheduler {
   };
 
   // Under the H100/H200 L2 (50 MB): the rest holds the streamed Q/O tiles and the previous
-  // section's tail while sections change. Not tuned on the GPU yet. The forward's launcher may
-  // pass another budget (FA_SM90_FWD_L2_BUDGET_MB, flash_fwd.cuh): a section's K/V is streamed
+  // section's tail while sections change. Causal walks (reverse_m) keep this budget; the forward's
+  // non-causal walk passes a smaller one (FA_SM90_FWD_L2_BUDGET_MB, flash_fwd.cuh: 4 MB unless
+  // d > 128 with > 2 MB of K/V per head; session-5 A/B, H200), because a section's K/V is streamed
   // front to back by every CTA of a round and then again by the next round, so a section larger
   // than what L2 keeps turns every round's K/V into DRAM reads (ncu, d64 N8k, 2 MB of K/V per head,
   // 16-head sections: L2 hit rate 79% and ~4x the minimum DRAM bytes; cuDNN 94%).

@@ -3,8 +3,9 @@
 // bwd_preprocess: one CTA per (kTurnRows = 64 rows of the padded space, query head, sequence). Computes
 //   D = rowsum(dO * O) in fp32, copies LSE as LSE*log2(e) (a row with LSE = -inf, i.e. no visible
 //   key, becomes +inf so the main kernel's exp2(s - lse) gives P = 0 instead of NaN), zeroes the
-//   fp32 dQ accumulator rows and the deterministic-mode turn counter. Padding rows of the block
-//   get D = 0, LSE = +inf.
+//   fp32 dQ accumulator rows (not with zero_acc = false: the first-adder store) and the block's
+//   turn counter (deterministic turns, the first-adder CAS). Padding rows of the block get D = 0,
+//   LSE = +inf.
 // bwd_convert_dq: dQ = dq_acc * softmax_scale in the output dtype, written with dQ's strides.
 //   dq_acc holds each query block in the main kernel's fragment order (not row-major).
 //

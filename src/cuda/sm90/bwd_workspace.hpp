@@ -59,8 +59,9 @@ constexpr int kFuseWords = kFuseMaxSteps / 32;
 //   d128 N512 +3.2%, 1k +1.4%, 8k -2.4%;  causal N512 +7.0%, 1k +5.0%, 8k +1.0%
 // The zeroing saved is a fixed share of dQ's bytes, so its gain shrinks as 1/N while the wait
 // for each block's first store (up to n_blocks key blocks reach query block 0 together,
-// non-causal) grows with N. 2k / 4k were not measured: 16 blocks of 128 keys (N <= 2048) is
-// the guess between the last gain (1k) and the losses (8k); the env variable A/Bs it.
+// non-causal) grows with N. Round 2 (16 / never / always): the store gains 0-8% at N <= 2k and
+// is within the spread of off at 4k-8k (d128 causal 4k: 471 / 481 / 474), so 16 blocks of 128
+// keys (N <= 2048) stays; the env variable A/Bs it.
 #ifndef FA_SM90_BWD_DQ_STORE
 #define FA_SM90_BWD_DQ_STORE 1
 #endif

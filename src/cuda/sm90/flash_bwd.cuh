@@ -8,8 +8,9 @@
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
 //                       kernel converts each block itself: FA_SM90_BWD_FUSED_CONVERT=1, d <= 128,
 //                       short N; see bwd_workspace.hpp)
-// FA_SM90_BWD_PDL (environment; default 1, 0 = plain launches) launches 2 and 3 as programmatic dependents of the
-// kernel before them (launch_pdl), so each one's launch and prologue overlap that kernel's tail.
+// FA_SM90_BWD_PDL (build macro or environment; default 1, 0 = plain launches) launches 2 and 3 as
+// programmatic dependents of the kernel before them (launch_pdl), so each one's launch and
+// prologue overlap that kernel's tail.
 // run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set).
 // The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
 // __grid_constant__ parameters.

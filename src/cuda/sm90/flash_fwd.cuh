@@ -8,20 +8,22 @@
 //                       tile's mainloop), and K_j, V_j for every key block j (last block first) into
 //                       a kStages ring (PipelineTma). Ring positions continue across tiles, so the
 //                       next tile's Q and first K/V blocks load while the consumers finish this one.
-//   WarpRole::Consumer  (warpgroups 1..2, 64 query rows each): S = Q·Kᵀ with both operands in
-//                       shared memory (wgmma SS), masking and online softmax in registers,
+//   WarpRole::Consumer  (warpgroups 1..2, or 1..3 for 192-row d64 tiles, 64 query rows each):
+//                       S = Q·Kᵀ with both operands in shared memory (wgmma SS), masking and
+//                       online softmax in registers,
 //                       O += P·V with P from registers (wgmma RS, V read through an MN-major view),
 //                       then the epilogue (O / l → bf16/fp16; each warpgroup stages its 64 rows in
 //                       shared memory by stmatrix and one thread TMA-stores them; LSE stored
 //                       directly).
 // Synchronisation: mbarriers only between roles — each ring slot (Q's too) has a full (TMA
-// transaction) and an empty (256 consumer arrivals) barrier; Q's slot is released after the
+// transaction) and an empty (kConsumerThreads arrivals) barrier; Q's slot is released after the
 // tile's last Q·Kᵀ. `setmaxnreg` hands the producer's registers to the consumers. Switches
 // (fwd_feature bits; FA_SM90_FWD_ABLATE picks a bf16 d128 variant with one of them off):
 //   kIntraWgOverlap: S_{j+1} = Q·K_{j+1}ᵀ is issued before O += P_j·V_j and the softmax of j+1
 //                    runs while that PV wgmma is in flight (FA3 §3.2).
-//   kPingPong:       the two consumer warpgroups take turns issuing their GEMMs through named
-//                    barriers, so one warpgroup's softmax overlaps the other's GEMMs (FA3 §3.1).
+//   kPingPong:       the consumer warpgroups take turns issuing their GEMMs through named
+//                    barriers (a round robin of three with 192-row d64 tiles), so one warpgroup's
+//                    softmax overlaps the others' GEMMs (FA3 §3.1).
 //   kPersistent:     the persistent grid above (off: one CTA per tile).
 //   kTmaStore:       the TMA-store epilogue (off, or d192/d256 without room, or varlen, or an O
 //                    layout TMA cannot address: predicated direct stores from registers).
@@ -131,7 +133,9 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // then P → bf16, then the ping-pong wait). 1: one iteration later, between issuing S_{j+1} = Q·K_{j+1}ᵀ
 // and issuing O += P_j·V_j, i.e. while the Q·Kᵀ wgmma runs (as in the FA3 paper's code); the factor
 // from block j's softmax waits in rescale_o until then, and the tile's last P·V is preceded by
-// one more rescale. Same arithmetic, same order of operations on O. Not yet measured.
+// one more rescale. Same arithmetic, same order of operations on O. Default 0: H200, session 5
+// round 3, early was +1-3% at non-causal d128/d256 N 4k-16k, within 2% at short N and -6% at
+// causal d128 N8k, not a clear win.
 // 2: both placements compiled in, the environment variable FA_SM90_FWD_EARLY_RESCALE=1 (read once
 // per process) picks the early one at run time (a uniform branch), so one build A/Bs and tests it.
 #ifndef FA_SM90_FWD_EARLY_RESCALE

@@ -32,8 +32,10 @@
 // A mask of the head dims it applies to (fwd_head_dim_bit: d64 2, d96 4, d128 8, d192 16, d256 32;
 // 0 = none, 62 = all). H200, session 5 round 1, non-causal N 512..8k, TFLOP/s without → with:
 // d256 733 → 758 at N8k, 709 → 713 at N4k, ±1% at N <= 2k; d128 675 → 611 at N8k and 641 → 651
-// at N4k, -1..0% at N <= 2k; d64 (128-row tiles) -3..-6% everywhere. Default: d256 only (causal d256
-// not measured on its own; d192 not measured).
+// at N4k, -1..0% at N <= 2k; d64 (128-row tiles) -3..-6% everywhere (d128 N8k's 611 may be the
+// ~12% slower mode that shape showed in some processes, LOG.md round 2). Default: d256 only. Causal
+// d256, where the tree was the only change in round 2: within 1% at N 512-4k, N8k 690 -> 671
+// (masked instances too); d192 not measured.
 #ifndef FA_SM90_FWD_TREE_REDUCE
 #define FA_SM90_FWD_TREE_REDUCE 32
 #endif

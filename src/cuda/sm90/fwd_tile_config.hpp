@@ -1,6 +1,6 @@
 // Tile sizes of the Hopper forward, one row per head dim (the only place they are chosen).
-// kBlockM = 128: 2 consumer warpgroups × 64 rows (one m64nNk16 wgmma row-block each); d64 may
-// take 192 (3 warpgroups, FA_SM90_FWD_D64_BLOCK_M below).
+// kBlockM = 128: 2 consumer warpgroups × 64 rows (one m64nNk16 wgmma row-block each); unmasked
+// d64 takes 192 by default (3 warpgroups, FA_SM90_FWD_D64_BLOCK_M below).
 // kBlockN is bounded by shared memory (Q + kStages × (K + V) ≤ 227 KB) and by registers
 // (O accumulator = kHeadDim/2 fp32 per thread, S = kBlockN/2 fp32 per thread, ≤ 240 regs).
 //   d64 : Q 16 KB + 2 × (16 + 16) KB =  80 KB
@@ -41,8 +41,8 @@ namespace fa::cuda::sm90 {
 #endif
 
 // d64 query tile: 128 = 2 consumer warpgroups (240 registers each), 192 = 3 consumer warpgroups
-// (160 registers each: O 32 + S 64 + P 32 fp32-equivalents fit), a build-time experiment for the
-// per-tile fixed cost at d64, where a 128-row tile's GEMMs are short (64·128·64 per wgmma): the
+// (160 registers each: O 32 + S 64 + P 32 fp32-equivalents fit), against the per-tile fixed cost
+// at d64, where a 128-row tile's GEMMs are short (64·128·64 per wgmma): the
 // prologue (first Q·Kᵀ + softmax with nothing to overlap), the last P·V and the epilogue are paid
 // once per 192 rows instead of 128, and three warpgroups take turns issuing GEMMs (the ping-pong
 // becomes a round robin), so two softmaxes overlap each GEMM turn. Shared memory at 192:
@@ -52,7 +52,8 @@ namespace fa::cuda::sm90 {
 // stores / 160 B loads at 160 registers; unmasked: none, 151 registers used), so it stays at 128.
 // H200, session 5 round 1, non-causal d64 N 512..8k, TFLOP/s: 128 rows with the tree reductions
 // 316/378/411/429/417, 192 rows with the tree reductions and the rescale skip (both of which cost
-// elsewhere) 345/395/466/475/483, 128 rows plain 328/388/430/451/443. Default 192.
+// elsewhere) 345/395/466/475/483, 128 rows plain 328/388/430/451/443. Default 192 (round 2, 192
+// rows without either: 364/423/500/534/530).
 #ifndef FA_SM90_FWD_D64_BLOCK_M
 #define FA_SM90_FWD_D64_BLOCK_M 192
 #endif
