@@ -49,6 +49,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "core/status.hpp"
+#include "cuda/common/head_dim_mask.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm80/bwd_block_range.cuh"
 #include "cuda/sm80/bwd_workspace.cuh"
@@ -149,7 +150,7 @@ using namespace cute;
 #define FA_SM80_BWD_INCR_ADDR 0
 #endif
 #ifndef FA_SM80_BWD_INCR_ADDR_DIMS
-// Head dims (bwd_head_dim_bit mask) where FA_SM80_BWD_INCR_ADDR applies; default all but d 64,
+// Head dims (head_dim_bit mask) where FA_SM80_BWD_INCR_ADDR applies; default all but d 64,
 // whose 128-row tile spills 8 B with INCR_ADDR=4.
 #define FA_SM80_BWD_INCR_ADDR_DIMS 61
 #endif
@@ -172,7 +173,7 @@ using namespace cute;
 // reductions) are rebuilt in each step, where they are used, from an opaque copy of tid: the
 // compiler cannot hoist them out of the step loop and keep ~50 of them live (or spilled) across
 // the GEMMs. Costs some integer instructions per step. 0: computed once before the loop.
-// A mask of head dims (bwd_head_dim_bit: d32 1, d64 2, d96 4, d128 8, d192 16, d256 32; 63 all).
+// A mask of head dims (head_dim_bit: d32 1, d64 2, d96 4, d128 8, d192 16, d256 32; 63 all).
 // D128_SDP_CHUNKS=1 and D64_BLOCK_M=128 need it at their head dim to compile without spills
 // (sm_90a bf16: d128 100 B -> 0, d64 124 B -> 0).
 #define FA_SM80_BWD_OPAQUE_TID 0
@@ -196,10 +197,6 @@ using namespace cute;
 #define FA_SM80_BWD_D256_WARPS 2  // warps along keys (dK/dV) and rows (dQ) at d 256
 #endif
 
-// Bit of a head dim in the FA_SM80_BWD_* head-dim masks above.
-constexpr int bwd_head_dim_bit(int d) {
-  return d == 32 ? 1 : d == 64 ? 2 : d == 96 ? 4 : d == 128 ? 8 : d == 192 ? 16 : d == 256 ? 32 : 0;
-}
 
 template <int kHeadDim, bool kSoftcap>
 struct BwdTile {
@@ -507,12 +504,12 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   constexpr bool kFastTiles = FA_SM80_BWD_FAST_TILES != 0;
   constexpr bool kStepCounters = FA_SM80_BWD_STEP_COUNTERS != 0;
   constexpr int kIncrBits =
-      (FA_SM80_BWD_INCR_ADDR_DIMS & bwd_head_dim_bit(kD)) != 0 ? FA_SM80_BWD_INCR_ADDR : 0;
+      (FA_SM80_BWD_INCR_ADDR_DIMS & head_dim_bit(kD)) != 0 ? FA_SM80_BWD_INCR_ADDR : 0;
   constexpr bool kIncrQ = (kIncrBits & 1) != 0;
   constexpr bool kIncrLse = (kIncrBits & 2) != 0;
   constexpr bool kIncrWs = (kIncrBits & 4) != 0;
   constexpr bool kIncrAddr = kIncrBits != 0;
-  constexpr bool kOpaqueTid = (FA_SM80_BWD_OPAQUE_TID & bwd_head_dim_bit(kD)) != 0;
+  constexpr bool kOpaqueTid = (FA_SM80_BWD_OPAQUE_TID & head_dim_bit(kD)) != 0;
   // The second (mask-free) copy of the softcap softmax spills 4 bytes next to full-width S and dP
   // (128 keys in one chunk, d <= 64): those instances keep one softmax for every tile.
   constexpr bool kFastSoftmax = kFastTiles && !(kSoftcap && kN == 128 && T::kSdPChunks == 1);

@@ -33,6 +33,7 @@
 #include "core/mask.hpp"
 #include "core/params.hpp"
 #include "core/status.hpp"
+#include "cuda/common/head_dim_mask.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm80/fwd_softmax.cuh"
 #include "cuda/sm80/fwd_traits.cuh"
@@ -123,10 +124,6 @@ inline FwdSwitches fwd_switches() {
   return s;
 }
 
-// Bit of a head dim in the FA_SM80_FWD_* head-dim masks above.
-constexpr int head_dim_bit(int d) {
-  return d == 32 ? 1 : d == 64 ? 2 : d == 96 ? 4 : d == 128 ? 8 : d == 192 ? 16 : d == 256 ? 32 : 0;
-}
 
 // cp.async of one K or V block whose first row is block_row0. thr_src points at this thread's
 // first vector (its row and column offsets already applied); the other vectors of the thread sit a

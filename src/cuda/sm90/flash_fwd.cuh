@@ -700,7 +700,7 @@ struct FwdKernel {
     constexpr int kRows = decltype(size<0>(s_rc))::value;
 
     const float scale_log2 = params.score_scale_log2;
-    OnlineSoftmax<kRows, (FA_SM90_FWD_TREE_REDUCE & fwd_head_dim_bit(kHeadDim)) != 0> softmax(scale_log2);
+    OnlineSoftmax<kRows, (FA_SM90_FWD_TREE_REDUCE & head_dim_bit(kHeadDim)) != 0> softmax(scale_log2);
     float rescale_o[kRows];
     clear(tOrO);
 

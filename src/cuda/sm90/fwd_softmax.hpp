@@ -12,6 +12,8 @@
 
 #include <cmath>
 
+#include "cuda/common/head_dim_mask.hpp"
+
 // Exact O-rescale skip (1 = on): a row whose running max did not change gets the factor exactly 1
 // (no exp2; with FFMA contraction exp2(m·c − round(m·c)) is 1 ± a few ulp instead), and the
 // consumer skips the O *= factor multiplies (kHeadDim / 2 FMULs per thread per key block) when
@@ -29,7 +31,7 @@
 // form (d128): 32 dependent FMNMX per row, the rows one after the other, all on the path from the
 // scores to the first exp2 (the max must be final before any exponent); the tree form is ~8 deep.
 // The max is order-independent (same result); the sum is rounded in another order.
-// A mask of the head dims it applies to (fwd_head_dim_bit: d64 2, d96 4, d128 8, d192 16, d256 32;
+// A mask of the head dims it applies to (head_dim_bit: d64 2, d96 4, d128 8, d192 16, d256 32;
 // 0 = none, 62 = all). H200, session 5 round 1, non-causal N 512..8k, TFLOP/s without → with:
 // d256 733 → 758 at N8k, 709 → 713 at N4k, ±1% at N <= 2k; d128 675 → 611 at N8k and 641 → 651
 // at N4k, -1..0% at N <= 2k; d64 (128-row tiles) -3..-6% everywhere (d128 N8k's 611 may be the
@@ -41,11 +43,6 @@
 #endif
 
 namespace fa::cuda::sm90 {
-
-// Bit of a head dim in the FA_SM90_FWD_* head-dim masks.
-constexpr int fwd_head_dim_bit(int d) {
-  return d == 32 ? 1 : d == 64 ? 2 : d == 96 ? 4 : d == 128 ? 8 : d == 192 ? 16 : d == 256 ? 32 : 0;
-}
 
 // ((2, 2, N/8), MMA_M, MMA_N) accumulator -> (rows = (2, MMA_M), cols = (2, N/8, MMA_N)).
 template <class AccLayout>
