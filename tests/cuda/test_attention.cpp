@@ -4,7 +4,7 @@
 // varlen with empty sequences and seqused_k, strided/packed/head-major layouts, 64-bit offsets,
 // several waves of CTAs, fully masked rows and k_len = 0.
 //
-// Test names: <Suite>/CudaForward.Matches/<case>_<algo> (Suite = Quick or Grid); the Quick suite
+// Test names: <Suite>/CudaForward.Matches/<case>_<algo> (Suite = Quick, Ring or Grid); the Quick suite
 // is small enough for compute-sanitizer. An algorithm that does not provide a case is skipped
 // with the library's message; AUTO must serve every claimed case (it fails instead).
 // Inputs are fresh random per case (FA_TEST_SEED=<n> replays one) and shared by that case's
@@ -81,6 +81,18 @@ std::vector<Case> quick_cases() {
       causal(varlen(mk(BF16, 64, 0, 4, 2, 0, 0), {17, 0, 33, 1}, {40, 5, 0, 1}, {40, 3, 0, 1})),
       causal(layout(mk(BF16, 96, 2, 2, 2, 33, 65), Layout::Padded)),
       mk(FP16, 256, 1, 1, 1, 70, 70),
+  });
+}
+
+// Several tiles per persistent CTA (>= 3 on the H200's 132 SMs): the Quick cases give each FA3
+// forward CTA at most one tile, so the sanitizers would never see the Q-slot ring wrap, the
+// 192-row d64 tiles' three-warpgroup round robin, or the causal longest-first order hand a CTA its
+// next tile. Forward only (the backward is not persistent); the sanitizer filters include Ring/*.
+std::vector<Case> ring_cases() {
+  return named({
+      mk(BF16, 64, 4, 16, 16, 1536, 1536),          // 192-row tiles: 4 x 16 x 8 = 512 tiles
+      mk(BF16, 128, 4, 16, 16, 1024, 1024),         // 128-row tiles: 512 tiles
+      causal(mk(FP16, 128, 4, 16, 4, 1024, 1024)),  // longest-first order, GQA 4:1
   });
 }
 
@@ -253,6 +265,10 @@ INSTANTIATE_TEST_SUITE_P(Quick, CudaForward, ::testing::Combine(::testing::Value
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Quick, CudaBackward, ::testing::Combine(::testing::ValuesIn(quick_cases()),
                                                                  ::testing::ValuesIn(kAlgos)),
+                         param_name);
+const fa_algo kRingAlgos[] = {FA_ALGO_AUTO, FA_ALGO_FA3};
+INSTANTIATE_TEST_SUITE_P(Ring, CudaForward, ::testing::Combine(::testing::ValuesIn(ring_cases()),
+                                                               ::testing::ValuesIn(kRingAlgos)),
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Grid, CudaForward, ::testing::Combine(::testing::ValuesIn(grid_cases()),
                                                                ::testing::ValuesIn(kAlgos)),
