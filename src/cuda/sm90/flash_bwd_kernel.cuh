@@ -40,7 +40,8 @@
 // the consumers meet at one named barrier per step between writing dS^T and the dQ product (the
 // other WG reads our half), and double buffering makes that one barrier enough for the reuse too.
 // dQ staging (kDqTma): one buffer, handed between the consumers and the dQ warp with two named
-// barriers (DqFull: staged, DqEmpty: the TMA has read it).
+// barriers (DqFull: staged, DqEmpty: the TMA has read it). FA_SM90_BWD_DQ_DEFER (opt-in,
+// BwdConfig::kDqDefer) stages a step's dQ_blk in the next step, under its S^T (and dP^T) wgmmas.
 // Deterministic mode: before adding its dQ block, a CTA waits until the per-(head, query block)
 // turn counter equals its rank among the key blocks that see that query block, then bumps it
 // (with kDqTma the dQ warp waits, not the consumers, and bumps after the bulk add completes).
@@ -213,6 +214,27 @@ struct BwdConfig {
   // at d128 (dK + dV = 128 accumulator registers) ptxas spilled 4 bytes and serialised the wgmmas
   // (C7515) with it; split-D (d192/d256) has even less room.
   static constexpr bool kPrefetchS = kPrefetchSReq && kStages >= 2 && !kSplitD && kHeadDim <= 64 && kBlockM == 64;
+  // Deferred dQ staging, FA_SM90_BWD_DQ_DEFER (compile time, default 0 = off): a step's dQ_blk
+  // stays in registers across the loop's back edge and is staged for the dQ warp in the next step,
+  // once that step's S^T (1) or S^T and dP^T (2) are queued on the tensor pipe; the last one after
+  // the loop. Why: staged at the end of its step (0), the DqEmpty barrier, 8 st.shared.v4 per
+  // thread (32 KB per CTA at d128) and the async-proxy fence sit between dQ's retirement and the
+  // next S^T's issue with no wgmma queued behind them, and DqEmpty (a barrier of both WGs) holds
+  // the WG whose dQ retired first until the other's has too: the tensor pipe idles through all
+  // of it at every step (ncu, d128 N8k: tensor pipe 63% busy, 25.6% issue slots; at 4096 flop
+  // per SM cycle the five products are ~2560 of the ~3970 cycles per step, an estimate).
+  // Not yet timed on the GPU. Costs the 32 dQ registers across the back edge only (they are
+  // copied out of the per-step accumulator after it retires, so that the wgmma's read-write
+  // operands do not keep them live through the step), plus S^T's (1) or S^T's and dP^T's (2)
+  // accumulators in flight during the stores. 2 only at head dims <= 64, where dK + dV leave
+  // room for it (d128: ptxas spilled 84 bytes); above, 2 means 1. kDqTma without split-D or
+  // kPrefetchS only.
+#ifndef FA_SM90_BWD_DQ_DEFER
+#define FA_SM90_BWD_DQ_DEFER 0
+#endif
+  static_assert(FA_SM90_BWD_DQ_DEFER >= 0 && FA_SM90_BWD_DQ_DEFER <= 2, "dQ defer: 0, 1 or 2");
+  static constexpr int kDqDefer =
+      !(kDqTma && !kSplitD && !kPrefetchS) ? 0 : (FA_SM90_BWD_DQ_DEFER == 2 && kHeadDim > 64 ? 1 : FA_SM90_BWD_DQ_DEFER);
   // dK/dV epilogue addressed per key row (bwd_main's epilogue); -DFA_SM90_BWD_EPILOGUE_ROWS=0 at
   // compile time restores the per-pair addressing (ablation).
 #ifndef FA_SM90_BWD_EPILOGUE_ROWS
@@ -1095,6 +1117,24 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       warpgroup_wait<0>();
     }
   }
+  // dQ_blk (fragment order) to the staging buffer once the dQ warp has finished reading the
+  // previous one (conflict-free 16-byte stores), then handed to the dQ warp, which issues the
+  // reduce-add (and in the deterministic mode waits for its turn) while we go on.
+  auto stage_dq = [&](auto const& acc) {
+    consumer_sync(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
+    // The thread index is re-read (volatile) so that this address is not kept live across
+    // the loop in a register the softcap variant does not have.
+    uint32_t tid_now;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
+    float* sdq = ss.dq.data() + Cfg::dq_frag_offset(int(tid_now) - 128, 0);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc); i += 4)
+      *reinterpret_cast<float4*>(sdq + i * 128) = make_float4(acc(i), acc(i + 1), acc(i + 2), acc(i + 3));
+    cutlass::arch::fence_view_async_shared();  // generic-proxy stores -> the TMA unit's reads
+    named_arrive(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
+  };
+  // kDqDefer: the previous step's dQ_blk, staged in this step (see BwdConfig::kDqDefer).
+  Tensor tdQrdQ_prev = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   int steps_left = n_steps;
   for (int h = hk * group; h < (hk + 1) * group; ++h) {
   for (int mi = 0; mi < m_count; ++mi) {
@@ -1113,8 +1153,16 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       cutlass::arch::ClusterBarrier::wait(&ss.bar_q[stage], phase);
       wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, stage), tSrS);
     }
+    // kDqDefer: every step but the first stages the previous step's dQ_blk under this step's
+    // S^T (1), or under S^T and dP^T (2).
+    if constexpr (Cfg::kDqDefer == 1) {
+      if (steps_left + 1 < n_steps) stage_dq(tdQrdQ_prev);
+    }
     cutlass::arch::ClusterBarrier::wait(&ss.bar_do[stage], phase);
     wgmma_batch<true>(mma_sdp, tdPrV, tdPrdO(_, _, _, stage), tdPrdP);
+    if constexpr (Cfg::kDqDefer == 2) {
+      if (steps_left + 1 < n_steps) stage_dq(tdQrdQ_prev);
+    }
     // Overlap: P is computed (and dV issued) while the dP^T product is still running. Softcap
     // needs tanh's derivative in dS, so it waits for dP^T and does both in one pass instead of
     // keeping 32 more registers alive.
@@ -1253,22 +1301,16 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
     // dQ_blk to the fp32 accumulator in the workspace (staged for the dQ warp, or REDs).
     auto add_dq = [&]() {
-      if constexpr (Cfg::kDqTma) {
-        // dQ_blk to the staging buffer (fragment order, conflict-free 16-byte stores) once the dQ
-        // warp has finished reading our previous one; it issues the reduce-add (and in the
-        // deterministic mode waits for its turn) while we go on with the next step.
-        consumer_sync(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);
-        // The thread index is re-read (volatile) so that this address is not kept live across
-        // the loop in a register the softcap variant does not have.
-        uint32_t tid_now;
-        asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
-        float* sdq = ss.dq.data() + Cfg::dq_frag_offset(int(tid_now) - 128, 0);
+      if constexpr (Cfg::kDqDefer > 0) {
+        // Kept for the next step (or after the loop) in registers that no wgmma defines: ends
+        // the per-step accumulator's live range here. The copy is an asm mov because a plain
+        // one is coalesced away, and ptxas, which does not follow wgmma groups across the back
+        // edge, then injected a warpgroup.wait before the staging's first read (C7517), i.e.
+        // waited for this step's S^T there.
         CUTE_UNROLL
-        for (int i = 0; i < size(tdQrdQ); i += 4)
-          *reinterpret_cast<float4*>(sdq + i * 128) =
-              make_float4(tdQrdQ(i), tdQrdQ(i + 1), tdQrdQ(i + 2), tdQrdQ(i + 3));
-        cutlass::arch::fence_view_async_shared();  // generic-proxy stores -> the TMA unit's reads
-        named_arrive(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
+        for (int i = 0; i < size(tdQrdQ); ++i) asm volatile("mov.b32 %0, %1;\n" : "=f"(tdQrdQ_prev(i)) : "f"(tdQrdQ(i)));
+      } else if constexpr (Cfg::kDqTma) {
+        stage_dq(tdQrdQ);
       } else {
         // dQ_blk added to the fp32 accumulator from registers. Rows past the sequence end are added
         // too: they are padding of this (head, sequence) that nobody reads, and their dS is 0.
@@ -1315,6 +1357,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       phase ^= 1;
     }
   }
+  }
+  if constexpr (Cfg::kDqDefer > 0) {
+    if (n_steps > 0) stage_dq(tdQrdQ_prev);  // the last step's dQ_blk
   }
 
   // Epilogue: dK (times the softmax scale, which dS^T left out) and dV of the valid keys.
