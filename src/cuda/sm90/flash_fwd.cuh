@@ -128,6 +128,24 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 #define FA_SM90_FWD_O_STSM 1
 #endif
 
+// Direct O stores (d192/d256, which have no room for the TMA-store buffer; varlen; packed GQA):
+// 1 = each thread computes the 64-bit address of its 2 rows once and stores the row's column
+// pairs at constant offsets from it (STG [R+imm]); 0 = the address recomputed per column pair,
+// which the compiler kept: ~30 instructions (64-bit multiplies, a branch region) per 4-byte store.
+// Static SASS of bf16 d256: epilogue ~2750 → ~600 instructions per warp, against ~490 per key
+// block of the mainloop; at N512 (7 key blocks per tile) that is ~2100 of the ~6500 a consumer
+// warp executes per tile (ncu, session 6: 53.6 M instructions vs cuDNN's 26.6 M). Same stores.
+#ifndef FA_SM90_FWD_O_ROW_PTR
+#define FA_SM90_FWD_O_ROW_PTR 1
+#endif
+
+// Score masking without a left bound (apply_mask): 1 = a uniform branch to a loop that tests the
+// right bound only (one compare + one select per score); 0 = both bounds tested always (two
+// compares + a select). Same result. Off by default until timed (the loop is compiled twice).
+#ifndef FA_SM90_FWD_MASK_SPLIT
+#define FA_SM90_FWD_MASK_SPLIT 0
+#endif
+
 // Where the intra-warpgroup-overlap mainloop multiplies O by the softmax's rescale factor.
 // 0 (default): after the P·V wait, on the path from that wait to the next Q·Kᵀ issue (rescale,
 // then P → bf16, then the ping-pong wait). 1: one iteration later, between issuing S_{j+1} = Q·K_{j+1}ᵀ
@@ -580,6 +598,27 @@ struct FwdKernel {
   __device__ static void apply_mask(TensorS& s, TensorC const& coord, core::Mask const& mask,
                                     int m0, int n0, int pack_shift) {
     using namespace cute;
+    // No left bound (causal, right-only windows, the key-length tail of any instance): lo = 0,
+    // so lo32 = -n0 <= 0 <= col and the lower test never fires. Dropping it (a uniform branch,
+    // FA_SM90_FWD_MASK_SPLIT) leaves one compare and one select per score instead of two
+    // compares and a select.
+    if (FA_SM90_FWD_MASK_SPLIT != 0 && (!kMasked || mask.left < 0)) {
+#pragma unroll
+      for (int r = 0; r < size<0>(s); ++r) {
+        const int64_t row = m0 + (get<0>(coord(r, 0)) >> pack_shift);
+        int64_t hi = mask.k_len;
+        if (kMasked && mask.right >= 0) hi = cute::min(hi, mask.diag(row) + mask.right + 1);
+        // Against the column's constant offset from the thread's first column: a compare with
+        // an immediate, no per-column address arithmetic.
+        const int col0 = get<1>(coord(0, 0));
+        int lim = int(cute::max(hi, int64_t(0))) - n0 - col0;
+        asm volatile("" : "+r"(lim));  // else the compiler folds col0 back into every compare
+#pragma unroll
+        for (int c = 0; c < size<1>(s); ++c)
+          if (get<1>(coord(0, c)) - col0 >= lim) s(r, c) = -INFINITY;
+      }
+      return;
+    }
 #pragma unroll
     for (int r = 0; r < size<0>(s); ++r) {
       const int64_t row = m0 + (get<0>(coord(r, 0)) >> pack_shift);
@@ -877,6 +916,31 @@ struct FwdKernel {
       // for TMA, or no room for the O buffer.
       // Packed GQA also lands here (its rows are not one head's contiguous block).
       Element* o_base = static_cast<Element*>(p.o);
+#if FA_SM90_FWD_O_ROW_PTR
+      // One address per row, the row's column pairs at constant offsets from it (FA_SM90_FWD_O_ROW_PTR).
+      Tensor cO_rc = make_tensor(cO.data(), acc_rowcol_layout(cO.layout()));
+      Tensor rO_rc = make_tensor(rO.data(), acc_rowcol_layout(rO.layout()));
+      static_assert(decltype(size<1>(rO_rc))::value % 2 == 0);
+#pragma unroll
+      for (int r = 0; r < decltype(size<0>(rO_rc))::value; ++r) {
+        const int row = get<0>(cO_rc(r, 0));
+        const int q_pos = we.m0 + (row >> pack_shift_of(params));
+        if (q_pos < we.seq.q_len) {
+          const int col0 = get<1>(cO_rc(r, 0));
+          Element* o_row = o_base +
+                           p.o_str.offset(tc.batch, we.seq.q_start + q_pos, tile_row_head(params, tc, row)) +
+                           col0;
+#pragma unroll
+          for (int c = 0; c < size<1>(rO_rc); c += 2) {
+            Pair v;
+            v[0] = rO_rc(r, c);
+            v[1] = rO_rc(r, c + 1);
+            // A compile-time constant (the fragment layout is static): an immediate store offset.
+            *reinterpret_cast<Pair*>(o_row + (get<1>(cO_rc(r, c)) - col0)) = v;
+          }
+        }
+      }
+#else
 #pragma unroll
       for (int i = 0; i < size(rO); i += 2) {
         const int row = get<0>(cO(i));
@@ -888,6 +952,7 @@ struct FwdKernel {
           *reinterpret_cast<Pair*>(o_base + off) = *reinterpret_cast<Pair const*>(&rO(i));
         }
       }
+#endif
     }
     if (p.lse != nullptr) {
       Tensor cO_rc = make_tensor(cO.data(), acc_rowcol_layout(cO.layout()));
