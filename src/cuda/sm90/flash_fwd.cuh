@@ -139,6 +139,14 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 #define FA_SM90_FWD_O_ROW_PTR 1
 #endif
 
+// Head dims (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32) whose epilogue uses the
+// tile coordinates and TileWork computed before the mainloop, kept live across it; the others
+// re-derive them from the tile's round after the mainloop (at d192/d256 the O accumulator leaves
+// no registers to keep them). Same values either way. Default 14 (d64-d128).
+#ifndef FA_SM90_FWD_KEEP_TILE
+#define FA_SM90_FWD_KEEP_TILE 14
+#endif
+
 // Score masking without a left bound (apply_mask): 1 = a uniform branch to a loop that tests the
 // right bound only (one compare + one select per score); 0 = both bounds tested always (two
 // compares + a select). Same result. Off by default until timed (the loop is compiled twice).
@@ -881,11 +889,19 @@ struct FwdKernel {
     // The tile's coordinates are re-derived from its round (a few integer ops; opaque, so not
     // merged with the copies computed before the mainloop) instead of being kept live across the
     // mainloop: at d256 the O accumulator leaves no register to spare.
-    asm volatile("" : "+r"(tile_round));
-    sched::TileCoord tc;
-    TileWork we;
-    Scheduler::tile_of_round(params.sched, tile_round, tc);
-    tile_work(params, tc, we);
+    // FA_SM90_FWD_KEEP_TILE: head dims with registers to spare keep the copies made before the
+    // mainloop instead (the re-derivation is ~100-200 instructions per warp and tile: three
+    // integer divisions in the scheduler's walk and the mask's key range in 64-bit arithmetic).
+    constexpr bool kKeepTile = (FA_SM90_FWD_KEEP_TILE & head_dim_bit(kHeadDim)) != 0;
+    sched::TileCoord tc_re;
+    TileWork w_re;
+    if constexpr (!kKeepTile) {
+      asm volatile("" : "+r"(tile_round));
+      Scheduler::tile_of_round(params.sched, tile_round, tc_re);
+      tile_work(params, tc_re, w_re);
+    }
+    const sched::TileCoord& tc = kKeepTile ? tc_main : tc_re;
+    const TileWork& we = kKeepTile ? w : w_re;
     float inv_sum[kRows], lse[kRows];
     softmax.finalize(inv_sum, lse);
 #pragma unroll
