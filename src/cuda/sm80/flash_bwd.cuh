@@ -25,6 +25,8 @@
 // Tile shapes per head dim live in one table (BwdTile); its switches (kStages: Q/dO double
 // buffering, kSdPChunks / kDQChunks: register-pressure splitting, warp layouts) and the
 // FA_SM80_BWD_* macros are what an ablation varies. p.deterministic is a runtime switch.
+// A head dim may have a second row for devices with more than 163 KB of shared memory per block
+// (BwdTile's kBigSmem, FA_SM80_BWD_BIG_SMEM_DIMS); the launcher picks it from the device's limit.
 // The softcap derivative is folded into dS but the softmax scale is not: dS stays ~1/scale larger
 // (fewer fp16 subnormals) and dK (epilogue) and dQ (convert kernel) are multiplied by it once.
 #pragma once
@@ -41,6 +43,7 @@
 // clang-format on
 #include <cutlass/numeric_types.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -196,9 +199,31 @@ using namespace cute;
 #ifndef FA_SM80_BWD_D256_WARPS
 #define FA_SM80_BWD_D256_WARPS 2  // warps along keys (dK/dV) and rows (dQ) at d 256
 #endif
+#ifndef FA_SM80_BWD_EXP_BEFORE_DP
+// Head dims (head_dim_bit mask, instances without softcap) whose softmax computes P = exp2(...)
+// between S = Q K^T and dP = dO V^T, with dS after dP, instead of both after the two products:
+// P's exponentials (MUFU, 16 per clock per SM) then have dP's MMAs to overlap with, where
+// otherwise each warp issues them after its last MMA with the tensor pipe idle (profile: the
+// backward is latency-bound between its barrier phases). Same arithmetic, same registers live
+// (S and dP are both held during dP's products either way). Default 0: unchanged.
+#define FA_SM80_BWD_EXP_BEFORE_DP 0
+#endif
+#ifndef FA_SM80_BWD_BIG_SMEM_DIMS
+// Head dims (head_dim_bit mask) that also get a tile for devices allowing more than the sm80's
+// 163 KB of shared memory per block (sm_90: 227 KB); the launcher picks it when the device's
+// opt-in limit holds it, unless the environment sets FA_SM80_BWD_BIG_SMEM=0 (read once). Only
+// d 256 (32) has such a tile: its 64-row steps get the second Q/dO stage (208 KB instead of 144),
+// so step i+1's 64 KB of Q and dO load while step i computes instead of after its last barrier,
+// where every step waits for them (PyTorch's FA2 double-buffers Q at d 256 on H100 the same way).
+// Default 0: not compiled (one kernel per instance, as before).
+#define FA_SM80_BWD_BIG_SMEM_DIMS 0
+#endif
 
+// Shared memory per block on sm_80 (A100's opt-in limit); kBigSmem tiles may use sm_90's.
+constexpr int kSm80SmemLimit = 163 * 1024;
+constexpr int kSm90SmemLimit = 227 * 1024;
 
-template <int kHeadDim, bool kSoftcap>
+template <int kHeadDim, bool kSoftcap, bool kBigSmem = false>
 struct BwdTile {
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "head dims 32..256 in steps of 32");
   // d 256: 64 query rows per step (LEAN_LDSM) halve the K/V operand re-reads per query row; dQ is
@@ -215,8 +240,8 @@ struct BwdTile {
                                  : kHeadDim == 96 ? FA_SM80_BWD_D96_BLOCK_N
                                  : kHeadDim < 128 ? 128 : 64;
   // Q/dO buffers: 2 (step i+1 loads while step i computes), except d 256 with 64-row steps, where
-  // a second stage would exceed the 163 KB sm80 shared-memory limit.
-  static constexpr int kStages = (kHeadDim == 256 && kBlockM == 64) ? 1 : 2;
+  // a second stage would exceed the 163 KB sm80 shared-memory limit (kBigSmem: sm_90's 227 KB).
+  static constexpr int kStages = (kHeadDim == 256 && kBlockM == 64 && !kBigSmem) ? 1 : 2;
   // S and dP are computed kSdPChunks key columns at a time: with 128 keys and d >= 96 the dK/dV
   // accumulators take 96-128 registers per thread and full-width S and dP (64 more) spill.
   static constexpr int kSdPChunks = (kBlockN == 128 && kHeadDim >= 96)
@@ -233,16 +258,18 @@ struct BwdTile {
   static constexpr int kDQChunks = kHeadDim == 256 ? FA_SM80_BWD_D256_DQ_CHUNKS : 1;
 };
 
-template <typename Element_, int kHeadDim_, bool kSoftcap_ = false>
+template <typename Element_, int kHeadDim_, bool kSoftcap_ = false, bool kBigSmem_ = false>
 struct BwdTraits {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockM = BwdTile<kHeadDim, kSoftcap_>::kBlockM;
-  static constexpr int kBlockN = BwdTile<kHeadDim, kSoftcap_>::kBlockN;
-  static constexpr int kStages = BwdTile<kHeadDim, kSoftcap_>::kStages;
-  static constexpr int kSdPChunks = BwdTile<kHeadDim, kSoftcap_>::kSdPChunks;
+  static constexpr bool kBigSmem = kBigSmem_;
+  using TileCfg = BwdTile<kHeadDim, kSoftcap_, kBigSmem_>;
+  static constexpr int kBlockM = TileCfg::kBlockM;
+  static constexpr int kBlockN = TileCfg::kBlockN;
+  static constexpr int kStages = TileCfg::kStages;
+  static constexpr int kSdPChunks = TileCfg::kSdPChunks;
   static constexpr int kBlockNc = kBlockN / kSdPChunks;  // key columns of one S/dP chunk
-  static constexpr int kDQChunks = BwdTile<kHeadDim, kSoftcap_>::kDQChunks;
+  static constexpr int kDQChunks = TileCfg::kDQChunks;
   static constexpr int kHeadDimc = kHeadDim / kDQChunks;  // head-dim columns of one dQ chunk
   static constexpr int kNWarps = 8;
   static constexpr int kNThreads = kNWarps * 32;
@@ -250,8 +277,8 @@ struct BwdTraits {
 
   // Warp arrangement of the three MMA shapes (each warp owns 16 rows × 16 cols per atom pass):
   static constexpr int kWarpsMSdP = 2;  // S, dP [M x N]: 2 warps down query rows × 4 across keys
-  static constexpr int kWarpsNdKV = BwdTile<kHeadDim, kSoftcap_>::kWarpsNdKV;  // dK, dV [N x D]
-  static constexpr int kWarpsMdQ = BwdTile<kHeadDim, kSoftcap_>::kWarpsMdQ;    // dQ [M x D]
+  static constexpr int kWarpsNdKV = TileCfg::kWarpsNdKV;  // dK, dV [N x D]
+  static constexpr int kWarpsMdQ = TileCfg::kWarpsMdQ;    // dQ [M x D]
 
   using MmaOp = std::conditional_t<std::is_same_v<Element, cutlass::half_t>,
                                    SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x16_F32BF16BF16F32_TN>;
@@ -294,7 +321,8 @@ struct BwdTraits {
   static constexpr int kSmemBytes =
       int(sizeof(Element)) * (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) +
       int(sizeof(float)) * kSmemRowStats;
-  static_assert(kSmemBytes <= 163 * 1024, "must fit the sm80 shared-memory limit");
+  static_assert(kSmemBytes <= (kBigSmem ? kSm90SmemLimit : kSm80SmemLimit),
+                "must fit the shared-memory limit of the devices it is launched on");
 
   // gmem <-> smem: 16-byte vectors, kSwizzleRow/8 threads per row.
   static constexpr int kGmemThreadsPerRow = kSwizzleRow / 8;
@@ -322,6 +350,34 @@ inline bool bwd_rotate_m() {
     return e == nullptr || std::atoi(e) != 0;
   }();
   return on;
+}
+
+// FA_SM80_BWD_BIG_SMEM=0 (environment, read once per process) keeps the sm80 tiles on devices
+// that could take the big-smem ones (only where FA_SM80_BWD_BIG_SMEM_DIMS compiled them).
+inline bool bwd_big_smem() {
+  static const bool on = [] {
+    const char* e = std::getenv("FA_SM80_BWD_BIG_SMEM");
+    return e == nullptr || std::atoi(e) != 0;
+  }();
+  return on;
+}
+
+// A device's opt-in shared memory per block, queried once per device; 0 if the query fails (the
+// caller then keeps the sm80 tile).
+inline int max_optin_smem(int device) {
+  static std::atomic<int> cache[64];  // 0: not yet queried
+  const bool cacheable = device >= 0 && device < 64;
+  if (cacheable) {
+    const int v = cache[device].load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+    (void)cudaGetLastError();  // not an error of the launch that follows
+    return 0;
+  }
+  if (cacheable && v > 0) cache[device].store(v, std::memory_order_relaxed);
+  return v;
 }
 
 // ---- fragment helpers --------------------------------------------------------------------------
@@ -494,8 +550,26 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(
 
 // ---- kernel 2: the key-block-parallel backward -------------------------------------------------
 template <class T, bool kMasked, bool kSoftcap>
+CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws);
+
+template <class T, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(T::kNThreads, 1)
     bwd_main_kernel(const __grid_constant__ core::AttnParams p, const BwdWorkspace ws) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  // The cubins are built per arch (code=sm_XX, no PTX), so an sm_8x cubin only loads on an sm_8x
+  // device, whose opt-in limit (163 KB at most) is below a big-smem tile's: the launcher never
+  // picks this kernel there, and compiling its body would only cost build time.
+  if constexpr (T::kSmemBytes > kSm80SmemLimit) {
+    __trap();
+  } else
+#endif
+  {
+    bwd_main<T, kMasked, kSoftcap>(p, ws);
+  }
+}
+
+template <class T, bool kMasked, bool kSoftcap>
+CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   using Element = typename T::Element;
   constexpr int kM = T::kBlockM, kN = T::kBlockN, kD = T::kHeadDim, kStages = T::kStages;
   constexpr int kNc = T::kBlockNc, kDc = T::kHeadDimc;
@@ -510,6 +584,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   constexpr bool kIncrWs = (kIncrBits & 4) != 0;
   constexpr bool kIncrAddr = kIncrBits != 0;
   constexpr bool kOpaqueTid = (FA_SM80_BWD_OPAQUE_TID & head_dim_bit(kD)) != 0;
+  constexpr bool kExpBeforeDP = !kSoftcap && (FA_SM80_BWD_EXP_BEFORE_DP & head_dim_bit(kD)) != 0;
   // The second (mask-free) copy of the softcap softmax spills 4 bytes next to full-width S and dP
   // (128 keys in one chunk, d <= 64): those instances keep one softmax for every tile.
   constexpr bool kFastSoftmax = kFastTiles && !(kSoftcap && kN == 128 && T::kSdPChunks == 1);
@@ -620,7 +695,21 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
                              make_stride(p.do_str.row, _1{}));
     Tensor sQ = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQ{});
     Tensor sdO = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQ{});
-    if (kFastTiles && m0 + kM <= seq.q_len) {
+    if constexpr (kExpBeforeDP) {
+      // The thread's copy offsets from an opaque tid, rebuilt per step instead of kept live from
+      // the K/V load to the epilogue (d 128 spilled them otherwise).
+      int t = tid;
+      asm volatile("" : "+r"(t));
+      auto g_thr = gmem_load.get_thread_slice(t);
+      if (kFastTiles && m0 + kM <= seq.q_len) {
+        copy(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ));
+        copy(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO));
+      } else {
+        Tensor c_q = g_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
+        load_rows(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ), c_q, seq.q_len - m0);
+        load_rows(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO), c_q, seq.q_len - m0);
+      }
+    } else if (kFastTiles && m0 + kM <= seq.q_len) {
       copy(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ));
       copy(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO));
     } else {
@@ -782,8 +871,13 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
       Tensor sVc = local_tile(sV, Shape<Int<kNc>, Int<kD>>{}, make_coord(chunk, 0));
       gemm_smem(mma_sdp, acc_s, rQ, rK, tSsQ, s2r_sdp_b_thr.partition_S(sKc), s2r_sdp_a, s2r_sdp_b,
                 s2r_sdp_a_thr, s2r_sdp_b_thr);
-      gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, s2r_sdp_b_thr.partition_S(sVc), s2r_sdp_a,
-                s2r_sdp_b, s2r_sdp_a_thr, s2r_sdp_b_thr);
+      if constexpr (!kExpBeforeDP)
+        gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, s2r_sdp_b_thr.partition_S(sVc), s2r_sdp_a,
+                  s2r_sdp_b, s2r_sdp_a_thr, s2r_sdp_b_thr);
+      auto gemm_dp = [&] {  // kExpBeforeDP: called between P and dS
+        gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, s2r_sdp_b_thr.partition_S(sVc), s2r_sdp_a,
+                  s2r_sdp_b, s2r_sdp_a_thr, s2r_sdp_b_thr);
+      };
 
       // P and dS in place (fp32)
       Tensor sc = make_tensor(acc_s.data(), rowcol(acc_s.layout()));
@@ -811,8 +905,28 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
         }
       };
       if (kFastSoftmax && fast_tile) {
-        probs_and_grads([](int, int) { return true; });
+        if constexpr (kExpBeforeDP) {
+          // P, then dP's products, then dS, in one basic block, so the scheduler can put the
+          // exp2 (MUFU) between dP's ldmatrix and MMAs instead of the warp issuing them all after
+          // its last MMA. Interior tiles only: with the mask's coordinates live too, d 128
+          // spilled 44 B (the masked tiles, a few per CTA, keep the other order).
+          CUTE_UNROLL
+          for (int r = 0; r < kRows; ++r) {
+            CUTE_UNROLL
+            for (int c = 0; c < kCols; ++c)
+              sc(r, c) = exp2f(fmaf(sc(r, c), scale_log2, -row_lse_log2[r]));
+          }
+          gemm_dp();
+          CUTE_UNROLL
+          for (int r = 0; r < kRows; ++r) {
+            CUTE_UNROLL
+            for (int c = 0; c < kCols; ++c) dp(r, c) = sc(r, c) * (dp(r, c) - row_dsum[r]);
+          }
+        } else {
+          probs_and_grads([](int, int) { return true; });
+        }
       } else {
+        if constexpr (kExpBeforeDP) gemm_dp();
         const TileMask tile_mask(mask, m0, n0 + chunk * kNc);
         Tensor cSm = s_coords();
         probs_and_grads([&](int r, int c) -> bool {
@@ -825,8 +939,16 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
       Tensor rdSc = convert_to<Element>(acc_dp);
       Tensor sPc = local_tile(sP, Shape<Int<kM>, Int<kNc>>{}, make_coord(0, chunk));
       Tensor sdSc = local_tile(sdS, Shape<Int<kM>, Int<kNc>>{}, make_coord(0, chunk));
-      copy(r2s_pds, r2s_pds_thr.retile_S(rP), r2s_pds_thr.partition_D(sPc));
-      copy(r2s_pds, r2s_pds_thr.retile_S(rdSc), r2s_pds_thr.partition_D(sdSc));
+      if constexpr (kExpBeforeDP) {
+        // The store addresses from an opaque tid here, not kept from the kernel's start (d 128
+        // spilled one of them otherwise).
+        auto r2s_thr = r2s_pds.get_thread_slice(thread_id());
+        copy(r2s_pds, r2s_thr.retile_S(rP), r2s_thr.partition_D(sPc));
+        copy(r2s_pds, r2s_thr.retile_S(rdSc), r2s_thr.partition_D(sdSc));
+      } else {
+        copy(r2s_pds, r2s_pds_thr.retile_S(rP), r2s_pds_thr.partition_D(sPc));
+        copy(r2s_pds, r2s_pds_thr.retile_S(rdSc), r2s_pds_thr.partition_D(sdSc));
+      }
     }
     __syncthreads();
 
@@ -873,6 +995,11 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
         gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, s2r_dq_b_thr.partition_S(sKtc), s2r_dq_a,
                   s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
         Tensor tdQg = thr_dq.partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+        // kExpBeforeDP: the thread's dQ offsets from an opaque tid, rebuilt here rather than kept
+        // live from the kernel's start (d 256 spilled 8 B of edge-tile red addresses otherwise).
+        if constexpr (kExpBeforeDP)
+          tdQg = mma_dq.get_thread_slice(thread_id())
+                     .partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
         if constexpr (kRedV2) {
           // Accumulator values 2i and 2i + 1 are columns c, c + 1 (c even) of one row.
           static_assert(decltype(size<0, 0>(acc_dq))::value == 2, "column pairs in mode (0, 0)");
@@ -896,6 +1023,12 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
       if (p.deterministic) {
         __threadfence();
         __syncthreads();
+        if constexpr (T::kBigSmem || kExpBeforeDP) {
+          // Rebuilt from an opaque m_block: kept from above, the pointer spilled 8 B (d 256).
+          int64_t mb = m_block;
+          asm volatile("" : "+l"(mb));
+          sem = ws.dq_sem + (int64_t(b) * p.heads_q + h) * ws.sem_blocks_per_head + mb;
+        }
         if (tid == 0) atomicAdd(sem, 1);
       }
     }
@@ -973,16 +1106,35 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   if (pre_blocks > 0)
     sm80::bwd::bwd_prepass_kernel<Element, kHeadDim><<<unsigned(pre_blocks), 256, 0, stream>>>(p, ws);
 
-  const int64_t n_blocks = (p.seqlen_k + T::kBlockN - 1) / T::kBlockN;
-  if (n_blocks > 0) {
-    auto kernel = sm80::bwd::bwd_main_kernel<T, kMasked, kSoftcap>;
-    if (T::kSmemBytes > 48 * 1024) {
-      cudaError_t e = set_max_dynamic_smem(kernel, int(T::kSmemBytes), p.device_id);
-      if (e != cudaSuccess) return cuda_call_failed(e, name);
+  // Both tiles of a head dim have the same kBlockN (grid) and kBlockM (workspace semaphores).
+  auto launch_main = [&](auto traits) -> cudaError_t {
+    using TT = decltype(traits);
+    const int64_t n_blocks = (p.seqlen_k + TT::kBlockN - 1) / TT::kBlockN;
+    if (n_blocks <= 0) return cudaSuccess;
+    auto kernel = sm80::bwd::bwd_main_kernel<TT, kMasked, kSoftcap>;
+    if (TT::kSmemBytes > 48 * 1024) {
+      cudaError_t e = set_max_dynamic_smem(kernel, int(TT::kSmemBytes), p.device_id);
+      if (e != cudaSuccess) return e;
     }
     dim3 grid(unsigned(n_blocks), unsigned(p.heads_kv), unsigned(p.batch));
-    kernel<<<grid, T::kNThreads, T::kSmemBytes, stream>>>(p, ws);
+    kernel<<<grid, TT::kNThreads, TT::kSmemBytes, stream>>>(p, ws);
+    return cudaSuccess;
+  };
+  using TBig = sm80::bwd::BwdTraits<Element, kHeadDim, kSoftcap, true>;
+  constexpr bool kHasBig = (FA_SM80_BWD_BIG_SMEM_DIMS & head_dim_bit(kHeadDim)) != 0 &&
+                           TBig::kSmemBytes > T::kSmemBytes;
+  static_assert(!kHasBig || (TBig::kBlockN == T::kBlockN && TBig::kBlockM == T::kBlockM),
+                "the two tiles share the launch shape and the workspace layout");
+  cudaError_t e = cudaSuccess;
+  if constexpr (kHasBig) {
+    if (sm80::bwd::bwd_big_smem() && sm80::bwd::max_optin_smem(p.device_id) >= TBig::kSmemBytes)
+      e = launch_main(TBig{});
+    else
+      e = launch_main(T{});
+  } else {
+    e = launch_main(T{});
   }
+  if (e != cudaSuccess) return cuda_call_failed(e, name);
   if (pair_blocks > 0)
     sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim><<<unsigned(pair_blocks), 256, 0, stream>>>(p, ws);
   return check_launch(name);
