@@ -40,8 +40,10 @@
 // the consumers meet at one named barrier per step between writing dS^T and the dQ product (the
 // other WG reads our half), and double buffering makes that one barrier enough for the reuse too.
 // dQ staging (kDqTma): one buffer, handed between the consumers and the dQ warp with two named
-// barriers (DqFull: staged, DqEmpty: the TMA has read it). FA_SM90_BWD_DQ_DEFER (opt-in,
-// BwdConfig::kDqDefer) stages a step's dQ_blk in the next step, under its S^T (and dP^T) wgmmas.
+// barriers (DqFull: staged, DqEmpty: the TMA has read it). FA_SM90_BWD_DQ_DEFER (opt-in per head
+// dim, BwdConfig::kDqDefer) stages a step's dQ_blk in the next step, under its S^T (and dP^T)
+// wgmmas; FA_SM90_BWD_DQ_BEFORE_DK (opt-in per head dim, kDqBeforeDk) issues dQ before dK and
+// stages it under dK.
 // Deterministic mode: before adding its dQ block, a CTA waits until the per-(head, query block)
 // turn counter equals its rank among the key blocks that see that query block, then bumps it
 // (with kDqTma the dQ warp waits, not the consumers, and bumps after the bulk add completes).
@@ -73,6 +75,7 @@
 #include "core/mask.hpp"
 #include "core/params.hpp"
 #include "core/softmax.hpp"
+#include "cuda/common/head_dim_mask.hpp"
 #include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
 
@@ -214,27 +217,50 @@ struct BwdConfig {
   // at d128 (dK + dV = 128 accumulator registers) ptxas spilled 4 bytes and serialised the wgmmas
   // (C7515) with it; split-D (d192/d256) has even less room.
   static constexpr bool kPrefetchS = kPrefetchSReq && kStages >= 2 && !kSplitD && kHeadDim <= 64 && kBlockM == 64;
-  // Deferred dQ staging, FA_SM90_BWD_DQ_DEFER (compile time, default 0 = off): a step's dQ_blk
-  // stays in registers across the loop's back edge and is staged for the dQ warp in the next step,
-  // once that step's S^T (1) or S^T and dP^T (2) are queued on the tensor pipe; the last one after
-  // the loop. Why: staged at the end of its step (0), the DqEmpty barrier, 8 st.shared.v4 per
-  // thread (32 KB per CTA at d128) and the async-proxy fence sit between dQ's retirement and the
-  // next S^T's issue with no wgmma queued behind them, and DqEmpty (a barrier of both WGs) holds
-  // the WG whose dQ retired first until the other's has too: the tensor pipe idles through all
-  // of it at every step (ncu, d128 N8k: tensor pipe 63% busy, 25.6% issue slots; at 4096 flop
-  // per SM cycle the five products are ~2560 of the ~3970 cycles per step, an estimate).
-  // Not yet timed on the GPU. Costs the 32 dQ registers across the back edge only (they are
-  // copied out of the per-step accumulator after it retires, so that the wgmma's read-write
-  // operands do not keep them live through the step), plus S^T's (1) or S^T's and dP^T's (2)
-  // accumulators in flight during the stores. 2 only at head dims <= 64, where dK + dV leave
-  // room for it (d128: ptxas spilled 84 bytes); above, 2 means 1. kDqTma without split-D or
-  // kPrefetchS only.
+  // Deferred dQ staging, FA_SM90_BWD_DQ_DEFER (compile time, a head-dim mask, head_dim_bit:
+  // d64 2, d96 4, d128 8; default 0 = off everywhere): a step's dQ_blk stays in registers across
+  // the loop's back edge and is staged for the dQ warp in the next step, once that step's S^T
+  // (form 1) or S^T and dP^T (form 2, FA_SM90_BWD_DQ_DEFER_FORM) are queued on the tensor pipe;
+  // the last one after the loop. Why: staged at the end of its step, the DqEmpty barrier,
+  // 8 st.shared.v4 per thread (32 KB per CTA at d128) and the async-proxy fence sit between dQ's
+  // retirement and the next S^T's issue with no wgmma queued behind them, and DqEmpty (a barrier
+  // of both WGs) holds the WG whose dQ retired first until the other's has too.
+  // H200 (session 6, round 1, form 1 at d64 and d128, same call vs the default build): d64
+  // non-causal N1k-16k +1..+2%, d128 non-causal -1..-3.5% (the spread between calls is up to
+  // ~5%); form 2 at d64 -1..-3%. Hence per head dim. Costs the 32 dQ registers across the back
+  // edge (they are copied out of the per-step accumulator after it retires, so that the wgmma's
+  // read-write operands do not keep them live through the step), plus S^T's (1) or S^T's and
+  // dP^T's (2) accumulators in flight during the stores. Form 2 only at head dims <= 64, where
+  // dK + dV leave room for it (d128: ptxas spilled 84 bytes); above, 2 means 1. kDqTma without
+  // split-D or kPrefetchS only. Bit 1 (d32, no sm90 backward instance) is rejected so that a
+  // leftover -DFA_SM90_BWD_DQ_DEFER=1 of the earlier 0/1/2 form does not silently do nothing.
 #ifndef FA_SM90_BWD_DQ_DEFER
 #define FA_SM90_BWD_DQ_DEFER 0
 #endif
-  static_assert(FA_SM90_BWD_DQ_DEFER >= 0 && FA_SM90_BWD_DQ_DEFER <= 2, "dQ defer: 0, 1 or 2");
+#ifndef FA_SM90_BWD_DQ_DEFER_FORM
+#define FA_SM90_BWD_DQ_DEFER_FORM 1
+#endif
+  static_assert((FA_SM90_BWD_DQ_DEFER & 1) == 0,
+                "FA_SM90_BWD_DQ_DEFER is a head-dim mask (d64 2, d96 4, d128 8); the form is FA_SM90_BWD_DQ_DEFER_FORM");
+  static_assert(FA_SM90_BWD_DQ_DEFER_FORM == 1 || FA_SM90_BWD_DQ_DEFER_FORM == 2, "dQ defer form: 1 or 2");
   static constexpr int kDqDefer =
-      !(kDqTma && !kSplitD && !kPrefetchS) ? 0 : (FA_SM90_BWD_DQ_DEFER == 2 && kHeadDim > 64 ? 1 : FA_SM90_BWD_DQ_DEFER);
+      !(kDqTma && !kSplitD && !kPrefetchS) || (FA_SM90_BWD_DQ_DEFER & head_dim_bit(kHeadDim)) == 0
+          ? 0
+          : (FA_SM90_BWD_DQ_DEFER_FORM == 2 && kHeadDim <= 64 ? 2 : 1);
+  // dQ before dK, FA_SM90_BWD_DQ_BEFORE_DK (compile time, a head-dim mask like DQ_DEFER; default
+  // 0 = off): dS^T goes to smem and both WGs meet first, then dQ and dK are issued back to back
+  // and dQ_blk is staged (or added) as soon as dQ retires, while dK still runs, instead of after
+  // both with nothing queued on the tensor pipe. The stmatrix stores, fence and DsWritten barrier
+  // then run ahead of dK with only dV in flight: this trades that window for the staging's (the
+  // DqEmpty barrier with the dQ warp and twice the bytes: 32 KB of fp32 dQ vs 16 KB of bf16 dS^T
+  // at d128). The registers live at the staging are those live at dQ's issue before (dK, dV, dQ
+  // accumulators and dS^T as dK's A operand). Not timed; without split-D, kPrefetchS or kDqDefer.
+#ifndef FA_SM90_BWD_DQ_BEFORE_DK
+#define FA_SM90_BWD_DQ_BEFORE_DK 0
+#endif
+  static_assert((FA_SM90_BWD_DQ_BEFORE_DK & 1) == 0, "FA_SM90_BWD_DQ_BEFORE_DK is a head-dim mask (d64 2, d128 8)");
+  static constexpr bool kDqBeforeDk =
+      (FA_SM90_BWD_DQ_BEFORE_DK & head_dim_bit(kHeadDim)) != 0 && !kSplitD && !kPrefetchS && kDqDefer == 0;
   // dK/dV epilogue addressed per key row (bwd_main's epilogue); -DFA_SM90_BWD_EPILOGUE_ROWS=0 at
   // compile time restores the per-pair addressing (ablation).
 #ifndef FA_SM90_BWD_EPILOGUE_ROWS
@@ -1256,11 +1282,13 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     Tensor rdS = make_tensor<T>(tdPrdP.layout());
     CUTE_UNROLL
     for (int i = 0; i < size(tdPrdP); ++i) rdS(i) = T(tdPrdP(i));
-    if constexpr (!Cfg::kSplitD) {
-      // dK += dS^T Q, A from registers as well.
+    // dK += dS^T Q, A from registers as well (kDqBeforeDk: after dQ, below).
+    // (Generic so that split-D instances, whose dK is an SS product, never instantiate it.)
+    auto issue_dk = [&](auto) {
       Tensor tdKrdS = make_tensor(rdS.data(), acc_as_a_operand(tdPrdP.layout()));
       wgmma_batch<false>(mma_dkv, tdKrdS, tdKrQ(_, _, _, stage), tdKrdK);
-    }
+    };
+    if constexpr (!Cfg::kSplitD && !Cfg::kDqBeforeDk) issue_dk(0);
 
     // dS^T to smem for dQ (both WGs read both halves). The fence makes the generic-proxy stores
     // visible to the async proxy (wgmma reads smem through it).
@@ -1282,6 +1310,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       wgmma_batch<false>(mma_dkv, tdKrdSt(_, _, _, buf), tdKrQ(_, _, _, stage), tdKrdK);
     }
     if constexpr (!Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
+    if constexpr (Cfg::kDqBeforeDk) issue_dk(0);  // dQ is waited for below, with dK in flight
     if constexpr (kPrefetchS) {
       // Wait for dV/dK first (their register operands P^T, dS^T are then free), so that only
       // dQ's and the next S^T's accumulators are in flight, then queue the next S^T behind dQ.
@@ -1295,7 +1324,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       if (steps_left > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_q[next], next == 0 ? phase ^ 1 : phase);
       wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, next), tSrS);
       warpgroup_wait<1>();  // dQ done; the next S^T may still run
-    } else if constexpr (!Cfg::kDqFirst) {
+    } else if constexpr (!Cfg::kDqFirst && !Cfg::kDqBeforeDk) {
       warpgroup_wait<0>();
     }
 
@@ -1337,7 +1366,14 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
         }
       }
     };
-    if constexpr (Cfg::kDqFirst) {
+    if constexpr (Cfg::kDqBeforeDk) {
+      // Groups in order: (dV), dQ, dK. dQ_blk leaves while dK runs; dK reads this stage's Q, so
+      // the stage goes back only once it has retired.
+      warpgroup_wait<1>();
+      add_dq();
+      warpgroup_wait<0>();
+      cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
+    } else if constexpr (Cfg::kDqFirst) {
       // dQ has retired (and the early dV, which was issued before it); dK (and with order 1 dV)
       // still runs while the REDs are issued. The stage goes back once those retire too.
       warpgroup_wait<Cfg::kDvEarly ? 1 : 2>();
