@@ -315,6 +315,13 @@ struct FwdKernel {
   static constexpr uint32_t kEpilogueBarrierWG1 = kSchedulerBarrier0 + kConsumerWGs;
 
   using Scheduler = sched::StaticLptScheduler;
+  // Online softmax of a consumer thread's 2 rows (one m64 accumulator row-block per warpgroup).
+  using Softmax = OnlineSoftmax<2, (FA_SM90_FWD_TREE_REDUCE & head_dim_bit(kHeadDim)) != 0>;
+  // FA_SM90_FWD_EPI_OVERLAP (fwd_tile_config.hpp): a tile's epilogue deferred until the next tile
+  // of the CTA has issued its first Q·Kᵀ. Needs the overlapped mainloop and the producer warpgroup.
+  static constexpr bool kEpiOverlap =
+      ((kMasked ? FA_SM90_FWD_EPI_OVERLAP_MASKED : FA_SM90_FWD_EPI_OVERLAP) & head_dim_bit(kHeadDim)) != 0 &&
+      kIntraWgOverlap && kWarpSpecialised;
 
   struct Params {
     TmaQ tma_q;
@@ -344,6 +351,16 @@ struct FwdKernel {
     int m_end = 0;
     int n_block_max = 0;
     int n_blocks = 0;
+  };
+  // A tile whose stores wait for the next tile's first Q·Kᵀ (kEpiOverlap): its O already
+  // normalised and converted (rO, registers), its LSE, and where they go.
+  template <class TensorRO>
+  struct PendingEpilogue {
+    bool valid = false;
+    sched::TileCoord tc;
+    TileWork w;
+    TensorRO rO;
+    float lse[2];
   };
   // False when the tile has no rows of its sequence (varlen grid: shorter than the longest).
   __device__ static bool tile_work(Params const& params, sched::TileCoord const& tc, TileWork& w) {
@@ -678,14 +695,25 @@ struct FwdKernel {
     Scheduler scheduler(params.sched);
     sched::TileCoord tc;
     int kv_it = 0, q_it = 0;  // same counters as the producer's
+    // kEpiOverlap: a tile's converted O and LSE outlive consume_tile, whose next call stores them
+    // once it has issued its own first Q·Kᵀ. Unused otherwise.
+    using TensorRO = decltype(cute::make_tensor<Element>(
+        cute::partition_fragment_C(TiledMmaPV{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{})
+            .layout()));
+    PendingEpilogue<TensorRO> pend;
     while (scheduler.next(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w)) continue;
-      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1);
+      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1, pend);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
         ++q_it;
       }
+    }
+    if constexpr (kEpiOverlap) {
+      int ctid = int(threadIdx.x) - kConsumerBase;
+      asm volatile("" : "+r"(ctid));  // as in consume_tile: addresses derived here, not kept live
+      if (pend.valid) epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid);
     }
     // The last pass left warpgroup 0's barrier opened by the last warpgroup without a matching
     // wait; consume it so no arrival is left pending when the CTA exits.
@@ -696,9 +724,10 @@ struct FwdKernel {
     }
   }
 
+  template <class Pending>
   __device__ static void consume_tile(Params const& params, SharedStorage& ss,
                                       sched::TileCoord const& tc_main, TileWork const& w, int kv_it,
-                                      int q_it, int tile_round) {
+                                      int q_it, int tile_round, Pending& pend) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
     const core::SeqInfo& seq = w.seq;
@@ -747,9 +776,12 @@ struct FwdKernel {
     constexpr int kRows = decltype(size<0>(s_rc))::value;
 
     const float scale_log2 = params.score_scale_log2;
-    OnlineSoftmax<kRows, (FA_SM90_FWD_TREE_REDUCE & head_dim_bit(kHeadDim)) != 0> softmax(scale_log2);
+    static_assert(kRows == Softmax::kRowsC);
+    Softmax softmax(scale_log2);
     float rescale_o[kRows];
-    clear(tOrO);
+    // kEpiOverlap: zeroed after the previous tile's stores (below), so O's registers are free
+    // while they run.
+    if (!kEpiOverlap || n_blocks == 0) clear(tOrO);
 
     // Per-block score post-processing: softcap, then the mask where the block needs one.
     const int m_end = w.m_end;
@@ -814,6 +846,14 @@ struct FwdKernel {
         pingpong_wait(consumer_wg);
         wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, Ring::stage(kv_it)), tSrS);
         pingpong_pass(consumer_wg);
+        if constexpr (kEpiOverlap) {
+          // The previous tile's stores run while this tile's first Q·Kᵀ is in flight. (Its O was
+          // converted before: reading accumulator registers here, with a wgmma in flight, makes
+          // ptxas serialise the wgmma, C7517, even though that wgmma does not write them.)
+          if (pend.valid) epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid);
+          pend.valid = false;
+          clear(tOrO);
+        }
         warpgroup_wait<0>();
         pipe_k.consumer_release(kv_it);
         if (kEarlyQRelease && n_blocks == 1) ss.pipe_q.consumer_release(q_it);  // its only Q·Kᵀ
@@ -886,6 +926,15 @@ struct FwdKernel {
     }
 
     // ---- epilogue: O / l, LSE, stores -----------------------------------------------------
+    if constexpr (kEpiOverlap) {
+      // A tile without keys issued no Q·Kᵀ, so the previous tile's stores are still pending.
+      if (pend.valid) epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid);
+      epilogue_convert(softmax, tOrO, pend.rO, pend.lse);
+      pend.valid = true;  // the next tile's call (or consume) stores it
+      pend.tc = tc_main;
+      pend.w = w;
+      return;
+    }
     // The tile's coordinates are re-derived from its round (a few integer ops; opaque, so not
     // merged with the copies computed before the mainloop) instead of being kept live across the
     // mainloop: at d256 the O accumulator leaves no register to spare.
@@ -902,23 +951,46 @@ struct FwdKernel {
     }
     const sched::TileCoord& tc = kKeepTile ? tc_main : tc_re;
     const TileWork& we = kKeepTile ? w : w_re;
-    float inv_sum[kRows], lse[kRows];
+    float lse[kRows];
+    Tensor rO = make_tensor<Element>(tOrO.layout());
+    epilogue_convert(softmax, tOrO, rO, lse);
+    epilogue_store(params, ss, tc, we, rO, lse, ctid);
+  }
+
+  // Epilogue, first half: O / l → Element (rO) and the rows' LSE.
+  template <class TensorO, class TensorRO>
+  __device__ __forceinline__ static void epilogue_convert(Softmax& softmax, TensorO& tOrO, TensorRO& rO,
+                                                          float (&lse)[Softmax::kRowsC]) {
+    using namespace cute;
+    Tensor o_rc = make_tensor(tOrO.data(), acc_rowcol_layout(tOrO.layout()));
+    constexpr int kRows = Softmax::kRowsC;
+    float inv_sum[kRows];
     softmax.finalize(inv_sum, lse);
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
 #pragma unroll
       for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= inv_sum[r];
-
-    Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
     // fp32 → Element once; each thread holds column pairs (2j, 2j+1): one 32-bit store per pair.
     static_assert(decltype(size<0, 0>(tOrO))::value == 2);
-    Tensor rO = make_tensor<Element>(tOrO.layout());
-    {
-      constexpr int kN = decltype(size(tOrO))::value;
-      cutlass::NumericArrayConverter<Element, float, kN> conv;
-      *reinterpret_cast<cutlass::Array<Element, kN>*>(rO.data()) =
-          conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tOrO.data()));
-    }
+    constexpr int kN = decltype(size(tOrO))::value;
+    cutlass::NumericArrayConverter<Element, float, kN> conv;
+    *reinterpret_cast<cutlass::Array<Element, kN>*>(rO.data()) =
+        conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tOrO.data()));
+  }
+
+  // Epilogue, second half (consumer thread ctid): O stores (TMA or direct) and LSE stores.
+  template <class TensorRO>
+  __device__ __forceinline__ static void epilogue_store(Params const& params, SharedStorage& ss,
+                                                        sched::TileCoord const& tc, TileWork const& we,
+                                                        TensorRO const& rO, float const (&lse)[Softmax::kRowsC],
+                                                        int ctid) {
+    using namespace cute;
+    const core::AttnParams& p = params.attn;
+    const int consumer_wg = ctid / 128;
+    TiledMmaPV mma_pv;
+    auto thr_pv = mma_pv.get_thread_slice(ctid);
+    constexpr int kRows = Softmax::kRowsC;
+    Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
     using Pair = cutlass::Array<Element, 2>;
     bool stored = false;
     if constexpr (kTmaStoreO) {

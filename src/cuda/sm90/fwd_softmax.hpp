@@ -85,6 +85,7 @@ __device__ __forceinline__ float softcap_tanh(float x) {
 // kTree: the tree form of the row reductions (FA_SM90_FWD_TREE_REDUCE for the kernel's head dim).
 template <int kRows, bool kTree = false>
 struct OnlineSoftmax {
+  static constexpr int kRowsC = kRows;
   float row_max[kRows];  // raw units; -inf until the row has seen an allowed key
   float row_sum[kRows];  // this thread's partial sum of exp2(...)
   float scale_log2;      // softmax scale × log2(e) (or softcap × log2(e) with softcap)

@@ -12,6 +12,22 @@
 // d128 Q 2 × 32 + 128 + O 32 = 224 KB; d192/d256 have room for neither at their default kBlockN.
 #pragma once
 
+// FA_SM90_FWD_SHORT_N=1: the short-sequence switches of session 6 in one flag (a build passes one
+// -D through scripts/gpu/check.sh's EXTRA_CMAKE): FA_SM90_FWD_MASK_SPLIT 1 (flash_fwd.cuh),
+// FA_SM90_FWD_EPI_OVERLAP 8 and FA_SM90_FWD_EPI_OVERLAP_MASKED 2 (below: the instances where the
+// overlap compiles without spills). A switch set on its own wins.
+#if defined(FA_SM90_FWD_SHORT_N) && FA_SM90_FWD_SHORT_N
+#ifndef FA_SM90_FWD_MASK_SPLIT
+#define FA_SM90_FWD_MASK_SPLIT 1
+#endif
+#ifndef FA_SM90_FWD_EPI_OVERLAP
+#define FA_SM90_FWD_EPI_OVERLAP 8
+#endif
+#ifndef FA_SM90_FWD_EPI_OVERLAP_MASKED
+#define FA_SM90_FWD_EPI_OVERLAP_MASKED 2
+#endif
+#endif
+
 namespace fa::cuda::sm90 {
 
 // Wider key blocks for the unmasked (non-causal, no window) instances, a build-time experiment:
@@ -96,6 +112,26 @@ namespace fa::cuda::sm90 {
 // P·V sooner; nothing reads Q after its last Q·Kᵀ, so the point only moves the load.
 #ifndef FA_SM90_FWD_EARLY_Q_RELEASE
 #define FA_SM90_FWD_EARLY_Q_RELEASE 1
+#endif
+
+// Epilogue overlap (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32; 0 = none): a
+// consumer warpgroup defers a tile's epilogue (O / l, conversion, O and LSE stores) until it has
+// issued the next tile's first Q·Kᵀ, so the epilogue runs under that wgmma instead of in front
+// of it. At N <= 2k a tile has only 2-16 key blocks (causal: 1 at the diagonal), and the
+// epilogue plus the next tile's set-up is a gap in the tensor pipe of the order of one key
+// block's GEMMs per tile. The ping-pong turn sequence is unchanged (the same turns, the
+// epilogue only moves behind one of them). Costs: O and the softmax state stay live through the
+// next tile's set-up and first Q·Kᵀ (registers), and the last tile's epilogue runs after the loop.
+// FA_SM90_FWD_EPI_OVERLAP for the unmasked instances, FA_SM90_FWD_EPI_OVERLAP_MASKED for the
+// masked (causal / window) ones. Local ptxas (bf16, session 6): no spills for unmasked d128 and
+// masked d64; spills for unmasked d64 (3 warpgroups at 160 registers: 32 B), masked d128 (112 B)
+// and d256 (480 B), where the converted O of the previous tile no longer fits beside the next
+// tile's set-up. Default 0 (not yet timed).
+#ifndef FA_SM90_FWD_EPI_OVERLAP
+#define FA_SM90_FWD_EPI_OVERLAP 0
+#endif
+#ifndef FA_SM90_FWD_EPI_OVERLAP_MASKED
+#define FA_SM90_FWD_EPI_OVERLAP_MASKED 0
 #endif
 
 template <int kHeadDim, bool kMasked = false>
