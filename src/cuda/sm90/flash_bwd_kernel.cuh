@@ -40,10 +40,10 @@
 // the consumers meet at one named barrier per step between writing dS^T and the dQ product (the
 // other WG reads our half), and double buffering makes that one barrier enough for the reuse too.
 // dQ staging (kDqTma): one buffer, handed between the consumers and the dQ warp with two named
-// barriers (DqFull: staged, DqEmpty: the TMA has read it). FA_SM90_BWD_DQ_DEFER (opt-in per head
-// dim, BwdConfig::kDqDefer) stages a step's dQ_blk in the next step, under its S^T (and dP^T)
-// wgmmas; FA_SM90_BWD_DQ_BEFORE_DK (opt-in per head dim, kDqBeforeDk) issues dQ before dK and
-// stages it under dK.
+// barriers (DqFull: staged, DqEmpty: the TMA has read it). FA_SM90_BWD_DQ_DEFER (per head dim,
+// BwdConfig::kDqDefer; default d64) stages a step's dQ_blk in the next step, under its S^T
+// wgmma; FA_SM90_BWD_DQ_BEFORE_DK (per head dim, kDqBeforeDk; default d128) issues dQ before dK
+// and stages it under dK.
 // Deterministic mode: before adding its dQ block, a CTA waits until the per-(head, query block)
 // turn counter equals its rank among the key blocks that see that query block, then bumps it
 // (with kDqTma the dQ warp waits, not the consumers, and bumps after the bulk add completes).
@@ -218,7 +218,7 @@ struct BwdConfig {
   // (C7515) with it; split-D (d192/d256) has even less room.
   static constexpr bool kPrefetchS = kPrefetchSReq && kStages >= 2 && !kSplitD && kHeadDim <= 64 && kBlockM == 64;
   // Deferred dQ staging, FA_SM90_BWD_DQ_DEFER (compile time, a head-dim mask, head_dim_bit:
-  // d64 2, d96 4, d128 8; default 0 = off everywhere): a step's dQ_blk stays in registers across
+  // d64 2, d96 4, d128 8; default 2 = d64 only, 0 = off everywhere): a step's dQ_blk stays in registers across
   // the loop's back edge and is staged for the dQ warp in the next step, once that step's S^T
   // (form 1) or S^T and dP^T (form 2, FA_SM90_BWD_DQ_DEFER_FORM) are queued on the tensor pipe;
   // the last one after the loop. Why: staged at the end of its step, the DqEmpty barrier,
@@ -227,7 +227,8 @@ struct BwdConfig {
   // of both WGs) holds the WG whose dQ retired first until the other's has too.
   // H200 (session 6, round 1, form 1 at d64 and d128, same call vs the default build): d64
   // non-causal N1k-16k +1..+2%, d128 non-causal -1..-3.5% (the spread between calls is up to
-  // ~5%); form 2 at d64 -1..-3%. Hence per head dim. Costs the 32 dQ registers across the back
+  // ~5%); form 2 at d64 -1..-3%. Hence per head dim. Round 2 (same call): d64 N1k/8k +0.5..+2%
+  // non-causal and causal again, so d64 defers by default. Costs the 32 dQ registers across the back
   // edge (they are copied out of the per-step accumulator after it retires, so that the wgmma's
   // read-write operands do not keep them live through the step), plus S^T's (1) or S^T's and
   // dP^T's (2) accumulators in flight during the stores. Form 2 only at head dims <= 64, where
@@ -235,7 +236,7 @@ struct BwdConfig {
   // split-D or kPrefetchS only. Bit 1 (d32, no sm90 backward instance) is rejected so that a
   // leftover -DFA_SM90_BWD_DQ_DEFER=1 of the earlier 0/1/2 form does not silently do nothing.
 #ifndef FA_SM90_BWD_DQ_DEFER
-#define FA_SM90_BWD_DQ_DEFER 0
+#define FA_SM90_BWD_DQ_DEFER 2
 #endif
 #ifndef FA_SM90_BWD_DQ_DEFER_FORM
 #define FA_SM90_BWD_DQ_DEFER_FORM 1
@@ -248,15 +249,17 @@ struct BwdConfig {
           ? 0
           : (FA_SM90_BWD_DQ_DEFER_FORM == 2 && kHeadDim <= 64 ? 2 : 1);
   // dQ before dK, FA_SM90_BWD_DQ_BEFORE_DK (compile time, a head-dim mask like DQ_DEFER; default
-  // 0 = off): dS^T goes to smem and both WGs meet first, then dQ and dK are issued back to back
+  // 8 = d128 only, 0 = off): dS^T goes to smem and both WGs meet first, then dQ and dK are issued back to back
   // and dQ_blk is staged (or added) as soon as dQ retires, while dK still runs, instead of after
   // both with nothing queued on the tensor pipe. The stmatrix stores, fence and DsWritten barrier
   // then run ahead of dK with only dV in flight: this trades that window for the staging's (the
   // DqEmpty barrier with the dQ warp and twice the bytes: 32 KB of fp32 dQ vs 16 KB of bf16 dS^T
   // at d128). The registers live at the staging are those live at dQ's issue before (dK, dV, dQ
-  // accumulators and dS^T as dK's A operand). Not timed; without split-D, kPrefetchS or kDqDefer.
+  // accumulators and dS^T as dK's A operand). Without split-D, kPrefetchS or kDqDefer.
+  // H200 (session 6, round 2, same call vs the default build), d128 N1k/N8k: non-causal +0.2% /
+  // +0.9%, causal +0.3% / +2.8%; small, but never below, hence the default at d128.
 #ifndef FA_SM90_BWD_DQ_BEFORE_DK
-#define FA_SM90_BWD_DQ_BEFORE_DK 0
+#define FA_SM90_BWD_DQ_BEFORE_DK 8
 #endif
   static_assert((FA_SM90_BWD_DQ_BEFORE_DK & 1) == 0, "FA_SM90_BWD_DQ_BEFORE_DK is a head-dim mask (d64 2, d128 8)");
   static constexpr bool kDqBeforeDk =
