@@ -10,8 +10,8 @@
 # Environment (all optional):
 #   STAGES        comma list of build,test,sanitize,bench,python,overhead   (default: all)
 #   TEST_FILTER   gtest filter for the test stage                   (default: *)
-#   SAN_FILTER    gtest filter for memcheck                         (default: Quick/*:Ring/*_fa3)
-#   SAN_FILTER_RACE  filter for racecheck/synccheck (slower tools)  (default: Quick/*_auto:Quick/*_fa2:Ring/*_fa3)
+#   SAN_FILTER    gtest filter for memcheck                         (default: Quick/*)
+#   SAN_FILTER_RACE  filter for racecheck/synccheck (slower tools)  (default: Quick/*_auto:Quick/*_fa2)
 #   COMPARE_ARGS  arguments for bench/compare.py                    (default: --quick --plot-grid)
 #   DEADLINE_S    whole-script budget in seconds; stages get what is left (default: 540)
 #   BUILD_DIR     (default: build)     JOBS (default: 16)
@@ -25,8 +25,8 @@ OUT=${1:-${OUT:-/tmp/fa_check_out}}
 mkdir -p "$OUT"
 STAGES=${STAGES:-build,test,sanitize,bench,python,overhead}
 TEST_FILTER=${TEST_FILTER:-*}
-SAN_FILTER=${SAN_FILTER:-Quick/*:Ring/*_fa3}
-SAN_FILTER_RACE=${SAN_FILTER_RACE:-Quick/*_auto:Quick/*_fa2:Ring/*_fa3}
+SAN_FILTER=${SAN_FILTER:-Quick/*}
+SAN_FILTER_RACE=${SAN_FILTER_RACE:-Quick/*_auto:Quick/*_fa2}
 COMPARE_ARGS=${COMPARE_ARGS:---quick --plot-grid}
 DEADLINE_S=${DEADLINE_S:-540}
 BUILD_DIR=${BUILD_DIR:-build}
