@@ -135,6 +135,9 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // Static SASS of bf16 d256: epilogue ~2750 → ~600 instructions per warp, against ~490 per key
 // block of the mainloop; at N512 (7 key blocks per tile) that is ~2100 of the ~6500 a consumer
 // warp executes per tile (ncu, session 6: 53.6 M instructions vs cuDNN's 26.6 M). Same stores.
+// H200, session 6 round 1 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → the
+// defaults; at d256 only this switch differs between the two): d256 non-causal 416 572 731 →
+// 423 577 749, causal 253 391 652 → 264 402 686. Same-code spread between calls up to ~5%.
 #ifndef FA_SM90_FWD_O_ROW_PTR
 #define FA_SM90_FWD_O_ROW_PTR 1
 #endif
@@ -143,16 +146,31 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // tile coordinates and TileWork computed before the mainloop, kept live across it; the others
 // re-derive them from the tile's round after the mainloop (at d192/d256 the O accumulator leaves
 // no registers to keep them). Same values either way. Default 14 (d64-d128).
+// H200, session 6 round 1 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → the
+// defaults; at d64/d128 only this switch differs between the two, their O stores use the TMA
+// buffer): d64 non-causal 364 424 534 → 382 435 533, causal 190 271 441 → 195 280 434; d128
+// non-causal 483 583 617 → 495 593 683, causal 290 415 661 → 306 429 635. Same-code spread
+// between calls up to ~5%; d128 N8k has a known slow mode.
 #ifndef FA_SM90_FWD_KEEP_TILE
 #define FA_SM90_FWD_KEEP_TILE 14
 #endif
 
-// Score masking without a left bound (apply_mask): 1 = a uniform branch to a loop that tests the
-// right bound only (one compare + one select per score); 0 = both bounds tested always (two
-// compares + a select). Same result. Off by default until timed (the loop is compiled twice).
+// Score masking without a left bound (apply_mask), per head dim (head_dim_bit mask: d64 2, d96 4,
+// d128 8, d192 16, d256 32; 0 = none): a uniform branch to a loop that tests the right bound only
+// (one compare + one select per score) instead of both bounds (two compares + a select). Same
+// result; the loop is compiled twice. Default 10 (d64, d128).
+// H200, session 6 round 1 (bf16, causal, TFLOP/s at N 512/1k/8k, default build → the
+// FA_SM90_FWD_SHORT_N=1 build, which has this switch at every head dim): d128 306 429 635 →
+// 316 440 650 (the one switch that differs at masked d128); d256 264 402 686 → 259 400 680 (ditto
+// at d256, not in the default); d64 195 280 434 → 195 287 454, measured together with
+// FA_SM90_FWD_EPI_OVERLAP_MASKED=2 (not separated). Same-code spread between calls up to ~5%.
+// Bit 1 (d32, no sm90 forward instance) is rejected so a leftover -DFA_SM90_FWD_MASK_SPLIT=1 of
+// the earlier on/off form fails to compile instead of doing nothing.
 #ifndef FA_SM90_FWD_MASK_SPLIT
-#define FA_SM90_FWD_MASK_SPLIT 0
+#define FA_SM90_FWD_MASK_SPLIT 10
 #endif
+static_assert((FA_SM90_FWD_MASK_SPLIT & 1) == 0,
+              "FA_SM90_FWD_MASK_SPLIT is a head-dim mask (d64 2, d96 4, d128 8, d192 16, d256 32)");
 
 // Where the intra-warpgroup-overlap mainloop multiplies O by the softmax's rescale factor.
 // 0 (default): after the P·V wait, on the path from that wait to the next Q·Kᵀ issue (rescale,
@@ -627,7 +645,8 @@ struct FwdKernel {
     // so lo32 = -n0 <= 0 <= col and the lower test never fires. Dropping it (a uniform branch,
     // FA_SM90_FWD_MASK_SPLIT) leaves one compare and one select per score instead of two
     // compares and a select.
-    if (FA_SM90_FWD_MASK_SPLIT != 0 && (!kMasked || mask.left < 0)) {
+    constexpr bool kMaskSplit = (FA_SM90_FWD_MASK_SPLIT & head_dim_bit(kHeadDim)) != 0;
+    if (kMaskSplit && (!kMasked || mask.left < 0)) {
 #pragma unroll
       for (int r = 0; r < size<0>(s); ++r) {
         const int64_t row = m0 + (get<0>(coord(r, 0)) >> pack_shift);
