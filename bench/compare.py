@@ -79,9 +79,6 @@ ABLATIONS_BWD = [
     ("fa3 bwd plain launches (no PDL)", "fa3", {"FA_SM90_BWD_PDL": "0"}),
     ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
     ("fa2 bwd deterministic", "fa2", {"FA_BENCH_DETERMINISTIC": "1"}),
-    # Only where -DFA_SM80_BWD_BIG_SMEM_DIMS compiled the big-smem tile (d256: --ablation-d 256):
-    # the 144 KB one-stage tile instead of the 208 KB two-stage one.
-    ("fa2 bwd sm80-size smem tile", "fa2", {"FA_SM80_BWD_BIG_SMEM": "0"}),
 ]
 
 

@@ -26,7 +26,8 @@
 // buffering, kSdPChunks / kDQChunks: register-pressure splitting, warp layouts) and the
 // FA_SM80_BWD_* macros are what an ablation varies. p.deterministic is a runtime switch.
 // A head dim may have a second row for devices with more than 163 KB of shared memory per block
-// (BwdTile's kBigSmem, FA_SM80_BWD_BIG_SMEM_DIMS); the launcher picks it from the device's limit.
+// (BwdTile's kBigSmem, FA_SM80_BWD_BIG_SMEM_DIMS): sm_9x+ cubins compile only that one, sm_8x
+// cubins only the sm80 one, and the launcher picks by the device's compute capability.
 // The softcap derivative is folded into dS but the softmax scale is not: dS stays ~1/scale larger
 // (fewer fp16 subnormals) and dK (epilogue) and dQ (convert kernel) are multiplied by it once.
 #pragma once
@@ -205,18 +206,25 @@ using namespace cute;
 // P's exponentials (MUFU, 16 per clock per SM) then have dP's MMAs to overlap with, where
 // otherwise each warp issues them after its last MMA with the tensor pipe idle (profile: the
 // backward is latency-bound between its barrier phases). Same arithmetic, same registers live
-// (S and dP are both held during dP's products either way). Default 0: unchanged.
-#define FA_SM80_BWD_EXP_BEFORE_DP 0
+// (S and dP are both held during dP's products either way). H200 (session 6, bf16, TFLOP/s at
+// N 1k / 16k non-causal | causal): d 128 225 260 | 176 262 -> 229 267 | 178 270 (+1..3%);
+// d 256 176 190 | 148 201 -> 171 187 | 144 195 (-2..3%), and with the big-smem tile 184 206 |
+// 156 210 -> 178 197 | 150 201. Default 8: d 128 only. 0: the old order everywhere.
+#define FA_SM80_BWD_EXP_BEFORE_DP 8
 #endif
 #ifndef FA_SM80_BWD_BIG_SMEM_DIMS
-// Head dims (head_dim_bit mask) that also get a tile for devices allowing more than the sm80's
-// 163 KB of shared memory per block (sm_90: 227 KB); the launcher picks it when the device's
-// opt-in limit holds it, unless the environment sets FA_SM80_BWD_BIG_SMEM=0 (read once). Only
-// d 256 (32) has such a tile: its 64-row steps get the second Q/dO stage (208 KB instead of 144),
-// so step i+1's 64 KB of Q and dO load while step i computes instead of after its last barrier,
-// where every step waits for them (PyTorch's FA2 double-buffers Q at d 256 on H100 the same way).
-// Default 0: not compiled (one kernel per instance, as before).
-#define FA_SM80_BWD_BIG_SMEM_DIMS 0
+// Head dims (head_dim_bit mask) that get a second tile for devices allowing more than the sm80's
+// 163 KB of shared memory per block. Only d 256 (32) has one: its 64-row steps get the second
+// Q/dO stage (208 KB instead of 144), so step i+1's 64 KB of Q and dO load while step i computes
+// instead of after its last barrier, where every step waits for them (PyTorch's FA2
+// double-buffers Q at d 256 on H100 the same way). Every sm_90 / sm_100 device has 227 KB, so
+// for such a head dim the sm_9x+ cubins compile only the big tile and the sm_8x ones only the
+// sm80 tile (one kernel per arch and translation unit, bwd_main_kernel); the launcher picks by
+// the device's compute capability. H200 (session 6, bf16, TFLOP/s at N 1k / 16k non-causal |
+// causal): d 256 176 190 | 148 201 -> 184 206 | 156 210 (+4.5..8.4%). Default 32; 0: the sm80
+// tile on every device (the ablation is a build variant: there is no runtime switch, since each
+// cubin holds only one of the two kernels).
+#define FA_SM80_BWD_BIG_SMEM_DIMS 32
 #endif
 
 // Shared memory per block on sm_80 (A100's opt-in limit); kBigSmem tiles may use sm_90's.
@@ -352,19 +360,9 @@ inline bool bwd_rotate_m() {
   return on;
 }
 
-// FA_SM80_BWD_BIG_SMEM=0 (environment, read once per process) keeps the sm80 tiles on devices
-// that could take the big-smem ones (only where FA_SM80_BWD_BIG_SMEM_DIMS compiled them).
-inline bool bwd_big_smem() {
-  static const bool on = [] {
-    const char* e = std::getenv("FA_SM80_BWD_BIG_SMEM");
-    return e == nullptr || std::atoi(e) != 0;
-  }();
-  return on;
-}
-
-// A device's opt-in shared memory per block, queried once per device; 0 if the query fails (the
-// caller then keeps the sm80 tile).
-inline int max_optin_smem(int device) {
+// A device attribute, queried once per device; 0 if the query fails.
+template <cudaDeviceAttr kAttr>
+inline int device_attr(int device) {
   static std::atomic<int> cache[64];  // 0: not yet queried
   const bool cacheable = device >= 0 && device < 64;
   if (cacheable) {
@@ -372,12 +370,22 @@ inline int max_optin_smem(int device) {
     if (v > 0) return v;
   }
   int v = 0;
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+  if (cudaDeviceGetAttribute(&v, kAttr, device) != cudaSuccess) {
     (void)cudaGetLastError();  // not an error of the launch that follows
     return 0;
   }
   if (cacheable && v > 0) cache[device].store(v, std::memory_order_relaxed);
   return v;
+}
+
+// Whether a head dim has the big-smem tile (FA_SM80_BWD_BIG_SMEM_DIMS). Where it has, the sm_9x+
+// cubins hold only that tile's kernel and the sm_8x cubins only the sm80 tile's: the kernel's
+// guard (bwd_main_kernel) and the launcher's choice (run_sm80_bwd) both follow from this.
+template <typename Element, int kHeadDim, bool kSoftcap>
+constexpr bool has_big_smem_tile() {
+  return (FA_SM80_BWD_BIG_SMEM_DIMS & head_dim_bit(kHeadDim)) != 0 &&
+         BwdTraits<Element, kHeadDim, kSoftcap, true>::kSmemBytes >
+             BwdTraits<Element, kHeadDim, kSoftcap, false>::kSmemBytes;
 }
 
 // ---- fragment helpers --------------------------------------------------------------------------
@@ -555,11 +563,14 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws);
 template <class T, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(T::kNThreads, 1)
     bwd_main_kernel(const __grid_constant__ core::AttnParams p, const BwdWorkspace ws) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-  // The cubins are built per arch (code=sm_XX, no PTX), so an sm_8x cubin only loads on an sm_8x
-  // device, whose opt-in limit (163 KB at most) is below a big-smem tile's: the launcher never
-  // picks this kernel there, and compiling its body would only cost build time.
-  if constexpr (T::kSmemBytes > kSm80SmemLimit) {
+#if defined(__CUDA_ARCH__)
+  // The cubins are built per arch (code=sm_XX, no PTX), so a cubin only loads on a device of its
+  // major arch. sm_8x devices (163 KB at most) cannot hold the big-smem tile, and every sm_9x+
+  // device (227 KB) gets it (run_sm80_bwd picks by compute capability), so each arch compiles one
+  // of the two kernels; the other, never launched there, would only cost build time.
+  constexpr bool kHasBig = has_big_smem_tile<typename T::Element, T::kHeadDim, kSoftcap>();
+  constexpr bool kThisArch = !kHasBig || (T::kBigSmem == (__CUDA_ARCH__ >= 900));
+  if constexpr (!kThisArch) {
     __trap();
   } else
 #endif
@@ -1095,6 +1106,22 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   if (p.batch > 65535 || p.heads_kv > 65535)
     return core::unsupported(std::string(name) + ": batch and KV heads must be <= 65535");
 
+  // Which of the head dim's tiles this device runs: the same rule as bwd_main_kernel's guard
+  // (sm_9x+ cubins hold only the big-smem tile's kernel where there is one).
+  using TBig = sm80::bwd::BwdTraits<Element, kHeadDim, kSoftcap, true>;
+  constexpr bool kHasBig = sm80::bwd::has_big_smem_tile<Element, kHeadDim, kSoftcap>();
+  static_assert(!kHasBig || (TBig::kBlockN == T::kBlockN && TBig::kBlockM == T::kBlockM),
+                "the two tiles share the launch shape and the workspace layout");
+  const int cc_major = kHasBig ? sm80::bwd::device_attr<cudaDevAttrComputeCapabilityMajor>(p.device_id) : 0;
+  if (kHasBig && cc_major == 0)
+    return core::unsupported(std::string(name) + ": could not query the device's compute capability");
+  const bool use_big = kHasBig && cc_major >= 9;
+  if (use_big &&
+      sm80::bwd::device_attr<cudaDevAttrMaxSharedMemoryPerBlockOptin>(p.device_id) < TBig::kSmemBytes)
+    return core::unsupported(std::string(name) + ": needs " + std::to_string(TBig::kSmemBytes) +
+                             " B of shared memory per block on this arch (the sm80-size tile is "
+                             "compiled for sm_8x only; see FA_SM80_BWD_BIG_SMEM_DIMS)");
+
   sm80::BwdWorkspace ws = sm80::bwd_workspace_layout(p, ws_ptr, nullptr);
   // Rotation reorders the dQ additions, so the deterministic mode (ordered adds) keeps the plain
   // order (rotated, each key block would wait on its predecessors at every step).
@@ -1120,20 +1147,11 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
     kernel<<<grid, TT::kNThreads, TT::kSmemBytes, stream>>>(p, ws);
     return cudaSuccess;
   };
-  using TBig = sm80::bwd::BwdTraits<Element, kHeadDim, kSoftcap, true>;
-  constexpr bool kHasBig = (FA_SM80_BWD_BIG_SMEM_DIMS & head_dim_bit(kHeadDim)) != 0 &&
-                           TBig::kSmemBytes > T::kSmemBytes;
-  static_assert(!kHasBig || (TBig::kBlockN == T::kBlockN && TBig::kBlockM == T::kBlockM),
-                "the two tiles share the launch shape and the workspace layout");
   cudaError_t e = cudaSuccess;
-  if constexpr (kHasBig) {
-    if (sm80::bwd::bwd_big_smem() && sm80::bwd::max_optin_smem(p.device_id) >= TBig::kSmemBytes)
-      e = launch_main(TBig{});
-    else
-      e = launch_main(T{});
-  } else {
+  if constexpr (kHasBig)  // (never instantiates the big tile's kernel for other head dims)
+    e = use_big ? launch_main(TBig{}) : launch_main(T{});
+  else
     e = launch_main(T{});
-  }
   if (e != cudaSuccess) return cuda_call_failed(e, name);
   if (pair_blocks > 0)
     sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim><<<unsigned(pair_blocks), 256, 0, stream>>>(p, ws);
