@@ -38,8 +38,23 @@
 // are masked as keys (col >= k_len) and never stored as queries.
 #pragma once
 
-#ifndef CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
-#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED  // wgmma N = 80, 112, 176 for the tile table
+#include "cuda/sm90/fwd_tile_config.hpp"  // before CuTe: decides the extended shapes below
+
+// CUTLASS's extended wgmma shapes (N = 80, 112, ...: the d192 / d256 key blocks) are two headers
+// of 76k lines, parsed by both cudafe++ and cicc in every unit that includes them: without them
+// sm90_fwd_bf16_hd128 takes 24 s of CPU instead of 57 (cudafe++ 22 -> 5 s; same SASS), against a
+// budget of 30 s per unit (2-core machine, session 6). A generated instance file
+// names its tile (FA_INSTANCE_HEAD_DIM, FA_INSTANCE_MASKED, scripts/gen_instances.py) and gets them
+// only where fwd_tile_config.hpp says its key block needs one, and then in the device pass only:
+// the host pass (cudafe++, host g++) instantiates FwdKernel for its layouts, TMA types and Params
+// but never its MMAs (only the kernel body uses them), so there TiledMmaQK may be the narrower
+// atom the base list gives. Any other includer gets them all, in both passes.
+// The atom is the same either way: the op selector takes the widest N dividing the tile's, which
+// for a base-shape tile is that N itself with or without the extended list.
+#if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED) &&                                               \
+    (!defined(FA_INSTANCE_HEAD_DIM) ||                                                               \
+     (defined(__CUDA_ARCH__) && FA_SM90_FWD_NEEDS_EXT_MMA(FA_INSTANCE_HEAD_DIM, FA_INSTANCE_MASKED)))
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #endif
 
 #include <cuda_runtime.h>
@@ -72,7 +87,6 @@
 #include "cuda/scheduler/tile_scheduler.hpp"
 #include "cuda/sm90/fwd_pack_gqa.hpp"
 #include "cuda/sm90/fwd_softmax.hpp"
-#include "cuda/sm90/fwd_tile_config.hpp"
 
 namespace fa::cuda::sm90 {
 
@@ -234,6 +248,14 @@ struct FwdKernel {
       cute::GMMA::rs_op_selector<Element, Element, float, TileShapePV, cute::GMMA::Major::K,
                                  cute::GMMA::Major::MN>(),
       AtomLayout{}));
+  // One atom per warpgroup row-block spans the whole key block / head dim: fails where the tile
+  // needs an extended shape that FA_SM90_FWD_NEEDS_EXT_MMA (fwd_tile_config.hpp) did not enable.
+  // Not in an instance's host pass, which has no extended shapes and builds no MMA (top of file).
+#if defined(__CUDA_ARCH__) || !defined(FA_INSTANCE_HEAD_DIM)
+  static_assert(cute::size<1>(typename TiledMmaQK::AtomShape_MNK{}) == kBlockN &&
+                    cute::size<1>(typename TiledMmaPV::AtomShape_MNK{}) == kHeadDim,
+                "wgmma atom narrower than the tile: extended MMA shapes needed (fwd_tile_config.hpp)");
+#endif
 
   // K-major swizzle atom: the widest swizzle whose row (64/32/16 elements) divides the head dim.
   using SmemAtom = std::conditional_t<

@@ -116,6 +116,19 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_EARLY_Q_RELEASE
 #define FA_SM90_FWD_EARLY_Q_RELEASE 1
 #endif
+// Whether the (head dim, masked) tile below needs one of CUTLASS's extended wgmma shapes: a key
+// block (Q·Kᵀ N) other than 64, 96, 128, 192, 256, the N of the base shapes (P·V's N is the head
+// dim, always a base shape). Preprocessor-only so that flash_fwd.cuh can decide before including
+// CuTe; FwdKernel static_asserts that the atoms it gets have N = kBlockN, so a tile table and this
+// predicate that disagree fail to compile instead of silently taking a narrower atom.
+#define FA_SM90_FWD_EXT_N(n) ((n) != 64 && (n) != 96 && (n) != 128 && (n) != 192 && (n) != 256)
+#define FA_SM90_FWD_NEEDS_EXT_MMA(hd, masked)                                                     \
+  ((hd) == 64    ? FA_SM90_FWD_EXT_N((masked) ? 128 : FA_SM90_FWD_D64_BLOCK_N)                   \
+   : (hd) == 96  ? 0                                                                              \
+   : (hd) == 128 ? FA_SM90_FWD_EXT_N((masked) ? 128 : FA_SM90_FWD_D128_BLOCK_N)                  \
+   : (hd) == 192 ? FA_SM90_FWD_EXT_N(FA_SM90_FWD_D192_BLOCK_N)                                    \
+   : (hd) == 256 ? FA_SM90_FWD_EXT_N((masked) ? FA_SM90_FWD_D256_MASKED_BLOCK_N : FA_SM90_FWD_D256_BLOCK_N) \
+                 : 1)
 
 // Epilogue overlap (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32; 0 = none): a
 // consumer warpgroup defers a tile's epilogue (O / l, conversion, O and LSE stores) until it has
