@@ -17,6 +17,7 @@
 #   BUILD_DIR     (default: build)     JOBS (default: 16)
 #   INSTANCE_FILTER  regex: compile only the matching kernel instances (FA_INSTANCE_FILTER)
 #   EXTRA_CMAKE   more configure flags
+#   BUILD_MAX_S   longest the build may take (default 300; a full build on one 16-core GPU host may need more)
 # Files written to $OUT (at most 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log,
 # compare.json, compare.md, compare.png (or ablation.json with --ablation).
 set -uo pipefail
@@ -76,7 +77,7 @@ if has_stage build; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON -DFA_BUILD_BENCH=ON \
     -DCMAKE_BUILD_TYPE=Release -DFA_INSTANCE_FILTER="$INSTANCE_FILTER" $EXTRA_CMAKE "${extra[@]}" >>"$OUT/build.log" 2>&1
   cfg=$?
-  t=$(budget 300)
+  t=$(budget "${BUILD_MAX_S:-300}")
   if ((cfg != 0)); then
     tail -30 "$OUT/build.log"; note build "CONFIGURE FAILED (build.log)"
   elif ((t < 30)); then
