@@ -14,7 +14,7 @@
 
 // FA_SM90_FWD_SHORT_N=1: the short-sequence switches of session 6 in one flag (a build passes one
 // -D through scripts/gpu/check.sh's EXTRA_CMAKE), the build timed as "shortn" in session 6
-// round 1: FA_SM90_FWD_MASK_SPLIT 62 (flash_fwd.cuh; d64-d256, every head dim with an sm90
+// round 2: FA_SM90_FWD_MASK_SPLIT 62 (flash_fwd.cuh; d64-d256, every head dim with an sm90
 // forward instance, as its earlier value 1 meant), FA_SM90_FWD_EPI_OVERLAP 8 and
 // FA_SM90_FWD_EPI_OVERLAP_MASKED 2 (below: the instances where the overlap compiles without
 // spills). A switch set on its own wins. It differs from the defaults in MASK_SPLIT at
@@ -142,7 +142,7 @@ namespace fa::cuda::sm90 {
 // masked (causal / window) ones. Local ptxas (bf16, session 6): no spills for unmasked d128 and
 // masked d64; spills for unmasked d64 (3 warpgroups at 160 registers: 32 B), masked d128 (112 B)
 // and d256 (480 B), where the converted O of the previous tile no longer fits beside the next
-// tile's set-up. Default 0. H200, session 6 round 1 (bf16, TFLOP/s at N 512/1k/8k, default
+// tile's set-up. Default 0. H200, session 6 round 2 (bf16, TFLOP/s at N 512/1k/8k, default
 // build → FA_SM90_FWD_SHORT_N=1, i.e. this at d128 plus MASK_SPLIT, whose masking loop these
 // unmasked shapes do not run: N is a multiple of kBlockN): d128 non-causal 495 593 683 →
 // 499 586 639 (N8k -6%; same-code spread up to ~5%, d128 N8k has a known slow mode). _MASKED=2
