@@ -8,7 +8,7 @@
 # Each half writes at most 8 files to $OUT (the device tool's limit). On a 1-GPU machine both
 # halves still work (everything runs on GPU 0, one after the other would be slower: use check.sh).
 set -uo pipefail
-PART=${1:?a or b}
+PART=${1:?a, b or one}
 OUT=${2:-${OUT:-/tmp/fa_final_out}}
 mkdir -p "$OUT"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
@@ -45,10 +45,17 @@ case "$PART" in
     # run on GPU 1. Everything is written under a work folder and packed into $OUT/final.tgz
     # (refreshed every 30 s, so a call cut short still returns what had finished) plus
     # $OUT/summary.txt: more than the 8 files the device tool returns are produced.
+    # Two GPUs or none: on one, the tests would run beside the timed grid.
+    ((ngpu >= 2)) || { echo "final.sh one: needs 2 GPUs (found $ngpu); use a and b" >&2; exit 2; }
     W=/tmp/fa_final_one
-    rm -rf "$W" && mkdir -p "$W"
-    pack() { tar -czf "$OUT/.final.tgz" -C "$W" . 2>/dev/null && mv "$OUT/.final.tgz" "$OUT/final.tgz"; }
-    (while sleep 30; do pack; done) &
+    rm -rf "$W" "$W.stop" && mkdir -p "$W"
+    pack() {
+      local t
+      t=$(mktemp "$OUT/.final.XXXXXX") && tar -czf "$t" -C "$W" . 2>/dev/null && mv "$t" "$OUT/final.tgz"
+      rm -f "$t"
+    }
+    # Packs every 30 s until told to stop; waited for below, so no tar outlives it.
+    (n=0; while [[ ! -f "$W.stop" ]]; do sleep 5; ((++n % 6 == 0)) && pack; done) &
     packer=$!
     STAGES=build JOBS=${JOBS:-32} DEADLINE_S=420 $CHECK "$W" >"$W/a_build.txt" 2>&1
     tail -12 "$W/a_build.txt"
@@ -69,7 +76,8 @@ case "$PART" in
     ) &
     p1=$!
     wait "$p0" "$p1"
-    kill $packer 2>/dev/null
+    touch "$W.stop"
+    wait "$packer"
     {
       grep -E -A12 "^\[  FAILED  \]|Failure$" "$W/tests.log" 2>/dev/null | head -60
       sed -n '/=== summary/,$p' "$W/a_test.txt" "$W/a_san.txt" "$W/b_rest.txt"

@@ -565,8 +565,8 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
     bwd_main_kernel(const __grid_constant__ core::AttnParams p, const BwdWorkspace ws) {
 #if defined(__CUDA_ARCH__)
   // The cubins are built per arch (code=sm_XX, no PTX), so a cubin only loads on a device of its
-  // major arch. sm_8x devices (163 KB at most) cannot hold the big-smem tile, and every sm_9x+
-  // device (227 KB) gets it (run_sm80_bwd picks by compute capability), so each arch compiles one
+  // major arch. sm_8x devices (163 KB at most) cannot hold the big-smem tile, and sm_90 / sm_100
+  // devices (227 KB) get it (an sm_9x+ part with less, e.g. sm_12x, gets a clear error instead) (run_sm80_bwd picks by compute capability), so each arch compiles one
   // of the two kernels; the other, never launched there, would only cost build time.
   constexpr bool kHasBig = has_big_smem_tile<typename T::Element, T::kHeadDim, kSoftcap>();
   constexpr bool kThisArch = !kHasBig || (T::kBigSmem == (__CUDA_ARCH__ >= 900));

@@ -226,7 +226,7 @@ struct BwdConfig {
   // retirement and the next S^T's issue with no wgmma queued behind them, and DqEmpty (a barrier
   // of both WGs) holds the WG whose dQ retired first until the other's has too.
   // H200 (session 6, round 1, form 1 at d64 and d128, same call vs the default build): d64
-  // non-causal N1k-16k +1..+2%, d128 non-causal -1..-3.5% (the spread between calls is up to
+  // non-causal N1k-16k +0.7..+1.7%, d128 non-causal -0.7..-3.5% (the spread between calls is up to
   // ~5%); form 2 at d64 -1..-3%. Hence per head dim. Round 2 (same call): d64 N1k/8k +0.5..+2%
   // non-causal and causal again, so d64 defers by default. Costs the 32 dQ registers across the back
   // edge (they are copied out of the per-step accumulator after it retires, so that the wgmma's

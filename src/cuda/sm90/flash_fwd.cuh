@@ -147,10 +147,10 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // pairs at constant offsets from it (STG [R+imm]); 0 = the address recomputed per column pair,
 // which the compiler kept: ~30 instructions (64-bit multiplies, a branch region) per 4-byte store.
 // Static SASS of bf16 d256: epilogue ~2750 → ~600 instructions per warp, against ~490 per key
-// block of the mainloop; at N512 (7 key blocks per tile) that is ~2100 of the ~6500 a consumer
-// warp executes per tile (ncu, session 6: 53.6 M instructions vs cuDNN's 26.6 M). Same stores.
-// H200, session 6 round 2 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → the
-// defaults; at d256 only this switch differs between the two): d256 non-causal 416 572 731 →
+// block of the mainloop; at N512 (7 key blocks per tile) the old epilogue was ~2750 of the ~6500
+// instructions a consumer warp executes per tile (~40%) (ncu, session 6: 53.6 M instructions vs cuDNN's 26.6 M). Same stores.
+// H200, session 6 round 2 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → that
+// round's defaults, mask split off; at d256 only this switch differs between the two): d256 non-causal 416 572 731 →
 // 423 577 749, causal 253 391 652 → 264 402 686. Same-code spread between calls up to ~5%.
 #ifndef FA_SM90_FWD_O_ROW_PTR
 #define FA_SM90_FWD_O_ROW_PTR 1
@@ -159,9 +159,9 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // Head dims (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32) whose epilogue uses the
 // tile coordinates and TileWork computed before the mainloop, kept live across it; the others
 // re-derive them from the tile's round after the mainloop (at d192/d256 the O accumulator leaves
-// no registers to keep them). Same values either way. Default 14 (d64-d128).
-// H200, session 6 round 2 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → the
-// defaults; at d64/d128 only this switch differs between the two, their O stores use the TMA
+// no registers to keep them). Same values either way. Default 14 (d64-d128; d96 not timed).
+// H200, session 6 round 2 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → that
+// round's defaults, mask split off; at d64/d128 only this switch differs between the two, their O stores use the TMA
 // buffer): d64 non-causal 364 424 534 → 382 435 533, causal 190 271 441 → 195 280 434; d128
 // non-causal 483 583 617 → 495 593 683, causal 290 415 661 → 306 429 635. Same-code spread
 // between calls up to ~5%; d128 N8k has a known slow mode.
@@ -173,8 +173,8 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // d128 8, d192 16, d256 32; 0 = none): a uniform branch to a loop that tests the right bound only
 // (one compare + one select per score) instead of both bounds (two compares + a select). Same
 // result; the loop is compiled twice. Default 10 (d64, d128).
-// H200, session 6 round 2 (bf16, causal, TFLOP/s at N 512/1k/8k, default build → the
-// FA_SM90_FWD_SHORT_N=1 build, which has this switch at every head dim): d128 306 429 635 →
+// H200, session 6 round 2 (bf16, causal, TFLOP/s at N 512/1k/8k, that round's default build,
+// mask split off → the FA_SM90_FWD_SHORT_N=1 build, which has this switch at every head dim): d128 306 429 635 →
 // 316 440 650 (the one switch that differs at masked d128); d256 264 402 686 → 259 400 680 (ditto
 // at d256, not in the default); d64 195 280 434 → 195 287 454, measured together with
 // FA_SM90_FWD_EPI_OVERLAP_MASKED=2 (not separated). Same-code spread between calls up to ~5%.

@@ -117,7 +117,7 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_EARLY_Q_RELEASE 1
 #endif
 // Whether the (head dim, masked) tile below needs one of CUTLASS's extended wgmma shapes: a key
-// block (Q·Kᵀ N) other than 64, 96, 128, 192, 256, the N of the base shapes (P·V's N is the head
+// block (Q·Kᵀ N) other than 64, 96, 128, 192, 256, the base shapes' N >= 64 (P·V's N is the head
 // dim, always a base shape). Preprocessor-only so that flash_fwd.cuh can decide before including
 // CuTe; FwdKernel static_asserts that the atoms it gets have N = kBlockN, so a tile table and this
 // predicate that disagree fail to compile instead of silently taking a narrower atom.
