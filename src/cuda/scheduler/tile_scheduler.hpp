@@ -20,11 +20,11 @@
 
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
+
+#include "cuda/common/device_attr.hpp"
 #endif
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdint>
 
 #include "core/hd.hpp"
@@ -156,18 +156,7 @@ struct StaticLptScheduler {
 #if defined(__CUDACC__)
 // Streaming multiprocessors of a device, queried once per device per process (the persistent
 // grid size). Returns 0 when the query fails (the caller then keeps the one-tile-per-CTA grid).
-inline int sm_count(int device) {
-  static std::array<std::atomic<int>, 64> cache{};
-  if (device < 0 || device >= int(cache.size())) return 0;
-  int n = cache[size_t(device)].load(std::memory_order_relaxed);
-  if (n > 0) return n;
-  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
-    (void)cudaGetLastError();  // clear the sticky-free error so the launch check does not see it
-    return 0;
-  }
-  cache[size_t(device)].store(n, std::memory_order_relaxed);
-  return n;
-}
+inline int sm_count(int device) { return device_attr<cudaDevAttrMultiProcessorCount>(device); }
 #endif
 
 }  // namespace fa::cuda::sched

@@ -44,7 +44,6 @@
 // clang-format on
 #include <cutlass/numeric_types.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -53,6 +52,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "core/status.hpp"
+#include "cuda/common/device_attr.hpp"
 #include "cuda/common/head_dim_mask.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm80/bwd_block_range.cuh"
@@ -358,24 +358,6 @@ inline bool bwd_rotate_m() {
     return e == nullptr || std::atoi(e) != 0;
   }();
   return on;
-}
-
-// A device attribute, queried once per device; 0 if the query fails.
-template <cudaDeviceAttr kAttr>
-inline int device_attr(int device) {
-  static std::atomic<int> cache[64];  // 0: not yet queried
-  const bool cacheable = device >= 0 && device < 64;
-  if (cacheable) {
-    const int v = cache[device].load(std::memory_order_relaxed);
-    if (v > 0) return v;
-  }
-  int v = 0;
-  if (cudaDeviceGetAttribute(&v, kAttr, device) != cudaSuccess) {
-    (void)cudaGetLastError();  // not an error of the launch that follows
-    return 0;
-  }
-  if (cacheable && v > 0) cache[device].store(v, std::memory_order_relaxed);
-  return v;
 }
 
 // Whether a head dim has the big-smem tile (FA_SM80_BWD_BIG_SMEM_DIMS). Where it has, the sm_9x+
@@ -1112,12 +1094,12 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   constexpr bool kHasBig = sm80::bwd::has_big_smem_tile<Element, kHeadDim, kSoftcap>();
   static_assert(!kHasBig || (TBig::kBlockN == T::kBlockN && TBig::kBlockM == T::kBlockM),
                 "the two tiles share the launch shape and the workspace layout");
-  const int cc_major = kHasBig ? sm80::bwd::device_attr<cudaDevAttrComputeCapabilityMajor>(p.device_id) : 0;
+  const int cc_major = kHasBig ? device_attr<cudaDevAttrComputeCapabilityMajor>(p.device_id) : 0;
   if (kHasBig && cc_major == 0)
     return core::unsupported(std::string(name) + ": could not query the device's compute capability");
   const bool use_big = kHasBig && cc_major >= 9;
   if (use_big &&
-      sm80::bwd::device_attr<cudaDevAttrMaxSharedMemoryPerBlockOptin>(p.device_id) < TBig::kSmemBytes)
+      device_attr<cudaDevAttrMaxSharedMemoryPerBlockOptin>(p.device_id) < TBig::kSmemBytes)
     return core::unsupported(std::string(name) + ": needs " + std::to_string(TBig::kSmemBytes) +
                              " B of shared memory per block on this arch (the sm80-size tile is "
                              "compiled for sm_8x only; see FA_SM80_BWD_BIG_SMEM_DIMS)");
