@@ -148,10 +148,12 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // which the compiler kept: ~30 instructions (64-bit multiplies, a branch region) per 4-byte store.
 // Static SASS of bf16 d256: epilogue ~2750 → ~600 instructions per warp, against ~490 per key
 // block of the mainloop; at N512 (7 key blocks per tile) the old epilogue was ~2750 of the ~6500
-// instructions a consumer warp executes per tile (~40%) (ncu, session 6: 53.6 M instructions vs cuDNN's 26.6 M). Same stores.
+// instructions a consumer warp executes per tile, ~40% (ncu, session 6: 53.6 M instructions vs
+// cuDNN's 26.6 M). Same stores.
 // H200, session 6 round 2 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → that
-// round's defaults, mask split off; at d256 only this switch differs between the two): d256 non-causal 416 572 731 →
-// 423 577 749, causal 253 391 652 → 264 402 686. Same-code spread between calls up to ~5%.
+// round's defaults, mask split off; at d256 only this switch differs between the two): d256
+// non-causal 416 572 731 → 423 577 749, causal 253 391 652 → 264 402 686. Same-code spread
+// between calls up to ~5%.
 #ifndef FA_SM90_FWD_O_ROW_PTR
 #define FA_SM90_FWD_O_ROW_PTR 1
 #endif
@@ -161,10 +163,10 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // re-derive them from the tile's round after the mainloop (at d192/d256 the O accumulator leaves
 // no registers to keep them). Same values either way. Default 14 (d64-d128; d96 not timed).
 // H200, session 6 round 2 (bf16, TFLOP/s at N 512/1k/8k, builds O_ROW_PTR=0 KEEP_TILE=0 → that
-// round's defaults, mask split off; at d64/d128 only this switch differs between the two, their O stores use the TMA
-// buffer): d64 non-causal 364 424 534 → 382 435 533, causal 190 271 441 → 195 280 434; d128
-// non-causal 483 583 617 → 495 593 683, causal 290 415 661 → 306 429 635. Same-code spread
-// between calls up to ~5%; d128 N8k has a known slow mode.
+// round's defaults, mask split off; at d64/d128 only this switch differs between the two, their
+// O stores use the TMA buffer): d64 non-causal 364 424 534 → 382 435 533, causal 190 271 441 →
+// 195 280 434; d128 non-causal 483 583 617 → 495 593 683, causal 290 415 661 → 306 429 635.
+// Same-code spread between calls up to ~5%; d128 N8k has a known slow mode.
 #ifndef FA_SM90_FWD_KEEP_TILE
 #define FA_SM90_FWD_KEEP_TILE 14
 #endif
@@ -174,9 +176,9 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 // (one compare + one select per score) instead of both bounds (two compares + a select). Same
 // result; the loop is compiled twice. Default 10 (d64, d128).
 // H200, session 6 round 2 (bf16, causal, TFLOP/s at N 512/1k/8k, that round's default build,
-// mask split off → the FA_SM90_FWD_SHORT_N=1 build, which has this switch at every head dim): d128 306 429 635 →
-// 316 440 650 (the one switch that differs at masked d128); d256 264 402 686 → 259 400 680 (ditto
-// at d256, not in the default); d64 195 280 434 → 195 287 454, measured together with
+// mask split off → the FA_SM90_FWD_SHORT_N=1 build, which has this switch at every head dim):
+// d128 306 429 635 → 316 440 650 (the one switch that differs at masked d128); d256 264 402 686
+// → 259 400 680 (ditto at d256, not in the default); d64 195 280 434 → 195 287 454, measured together with
 // FA_SM90_FWD_EPI_OVERLAP_MASKED=2 (not separated). Same-code spread between calls up to ~5%.
 // Bit 1 (d32, no sm90 forward instance) is rejected so a leftover -DFA_SM90_FWD_MASK_SPLIT=1 of
 // the earlier on/off form fails to compile instead of doing nothing.
