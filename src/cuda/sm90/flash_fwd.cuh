@@ -40,20 +40,25 @@
 
 #include "cuda/sm90/fwd_tile_config.hpp"  // before CuTe: decides the extended shapes below
 
-// CUTLASS's extended wgmma shapes (N = 80, 112, ...: the d192 / d256 key blocks) are two headers
-// of 76k lines, parsed by both cudafe++ and cicc in every unit that includes them: without them
-// sm90_fwd_bf16_hd128 takes 24 s of CPU instead of 57 (cudafe++ 22 -> 5 s; same SASS), against a
-// budget of 30 s per unit (2-core machine, session 6). A generated instance file
-// names its tile (FA_INSTANCE_HEAD_DIM, FA_INSTANCE_MASKED, scripts/gen_instances.py) and gets them
-// only where fwd_tile_config.hpp says its key block needs one, and then in the device pass only:
-// the host pass (cudafe++, host g++) instantiates FwdKernel for its layouts, TMA types and Params
-// but never its MMAs (only the kernel body uses them), so there TiledMmaQK may be the narrower
-// atom the base list gives. Any other includer gets them all, in both passes.
-// The atom is the same either way: the op selector takes the widest N dividing the tile's, which
-// for a base-shape tile is that N itself with or without the extended list.
-#if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED) &&                                               \
-    (!defined(FA_INSTANCE_HEAD_DIM) ||                                                               \
-     (defined(__CUDA_ARCH__) && FA_SM90_FWD_NEEDS_EXT_MMA(FA_INSTANCE_HEAD_DIM, FA_INSTANCE_MASKED)))
+// CUTLASS's extended wgmma shapes (N = 24, 40, ..., 248) are two headers of 76k lines, parsed by
+// both cudafe++ and cicc in every unit that includes them (~10 s of CPU per unit against a
+// budget of 30 s; session 6: sm90_fwd_bf16_hd128 57 -> 24 s without them, same SASS). The default
+// key blocks that are not base shapes (d192 112, d256 80) take our atoms (fwd_wgmma_ext.hpp)
+// instead, so no default unit includes them. They are enabled only where
+// FA_SM90_FWD_NEEDS_EXT_MMA (fwd_tile_config.hpp) says a tile still needs one
+// (FA_SM90_FWD_OWN_EXT_MMA=0, or a key block switch set to a value without an atom of ours): for
+// a generated instance file, which names its tile (FA_INSTANCE_HEAD_DIM, FA_INSTANCE_MASKED,
+// scripts/gen_instances.py), in the device pass only: the host pass (cudafe++, host g++)
+// instantiates FwdKernel for its layouts, TMA types and Params but never its MMAs (only the
+// kernel body uses them), so there TiledMmaQK may be the narrower atom the base list gives. Any
+// other includer gets them, in both passes, when any head dim's tile needs them. The atom of a
+// base-shape tile is the same either way: the op selector takes the widest N dividing the tile's,
+// which for a base-shape tile is that N itself.
+#if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED) &&                                            \
+    (defined(FA_INSTANCE_HEAD_DIM)                                                                \
+         ? (defined(__CUDA_ARCH__) &&                                                             \
+            FA_SM90_FWD_NEEDS_EXT_MMA(FA_INSTANCE_HEAD_DIM, FA_INSTANCE_MASKED))                  \
+         : FA_SM90_FWD_ANY_NEEDS_EXT_MMA)
 #define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #endif
 
@@ -87,6 +92,9 @@
 #include "cuda/scheduler/tile_scheduler.hpp"
 #include "cuda/sm90/fwd_pack_gqa.hpp"
 #include "cuda/sm90/fwd_softmax.hpp"
+#if FA_SM90_FWD_OWN_EXT_MMA
+#include "cuda/sm90/fwd_wgmma_ext.hpp"
+#endif
 
 namespace fa::cuda::sm90 {
 
@@ -242,8 +250,16 @@ struct FwdKernel {
   using TileShapeQK = cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>, cute::Int<kHeadDim>>;
   using TileShapePV = cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>, cute::Int<kBlockN>>;
   using AtomLayout = cute::Layout<cute::Shape<cute::Int<kConsumerWGs>, cute::_1, cute::_1>>;
-  using TiledMmaQK = decltype(cute::make_tiled_mma(
-      cute::GMMA::ss_op_selector<Element, Element, float, TileShapeQK>(), AtomLayout{}));
+  // Q·Kᵀ: both operands K-major in shared memory (SS). Key blocks of 80 / 112 take our atoms
+  // (fwd_wgmma_ext.hpp; FA_SM90_FWD_OWN_EXT_MMA), all others CuTe's selector.
+  using CuteAtomQK = decltype(cute::GMMA::ss_op_selector<Element, Element, float, TileShapeQK>());
+#if FA_SM90_FWD_OWN_EXT_MMA
+  using MmaAtomQK =
+      std::conditional_t<FA_SM90_FWD_OWN_N(kBlockN), wgmma::SsF32<Element, kBlockN>, CuteAtomQK>;
+#else
+  using MmaAtomQK = CuteAtomQK;
+#endif
+  using TiledMmaQK = decltype(cute::make_tiled_mma(MmaAtomQK{}, AtomLayout{}));
   // P·V: A = P (registers, K-major by construction), B = V whose K mode (the key index) is not
   // the contiguous one in shared memory: MN-major.
   using TiledMmaPV = decltype(cute::make_tiled_mma(
@@ -252,8 +268,10 @@ struct FwdKernel {
       AtomLayout{}));
   // One atom per warpgroup row-block spans the whole key block / head dim: fails where the tile
   // needs an extended shape that FA_SM90_FWD_NEEDS_EXT_MMA (fwd_tile_config.hpp) did not enable.
-  // Not in an instance's host pass, which has no extended shapes and builds no MMA (top of file).
-#if defined(__CUDA_ARCH__) || !defined(FA_INSTANCE_HEAD_DIM)
+  // Not in the host pass of an instance that needs them, which has no extended shapes and builds
+  // no MMA (top of file).
+#if defined(__CUDA_ARCH__) || !defined(FA_INSTANCE_HEAD_DIM) ||                                    \
+    !FA_SM90_FWD_NEEDS_EXT_MMA(FA_INSTANCE_HEAD_DIM, FA_INSTANCE_MASKED)
   static_assert(cute::size<1>(typename TiledMmaQK::AtomShape_MNK{}) == kBlockN &&
                     cute::size<1>(typename TiledMmaPV::AtomShape_MNK{}) == kHeadDim,
                 "wgmma atom narrower than the tile: extended MMA shapes needed (fwd_tile_config.hpp)");

@@ -116,12 +116,24 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_EARLY_Q_RELEASE
 #define FA_SM90_FWD_EARLY_Q_RELEASE 1
 #endif
+// Q·Kᵀ atoms of our own (fwd_wgmma_ext.hpp) for the key blocks N = 80 and 112, instead of CUTLASS's
+// extended wgmma shapes (two headers of 76k lines that cost each unit using them ~10 s of CPU to
+// parse: session 7). 0 = CUTLASS's extended shapes, as before session 7, for comparison (the same
+// wgmma instruction: identical SASS for the six d192 / d256 units, session 7, cuobjdump).
+#ifndef FA_SM90_FWD_OWN_EXT_MMA
+#define FA_SM90_FWD_OWN_EXT_MMA 1
+#endif
+// Key blocks (Q·Kᵀ N) with an atom in fwd_wgmma_ext.hpp, taken when FA_SM90_FWD_OWN_EXT_MMA is 1.
+#define FA_SM90_FWD_OWN_N(n) (FA_SM90_FWD_OWN_EXT_MMA && ((n) == 80 || (n) == 112))
 // Whether the (head dim, masked) tile below needs one of CUTLASS's extended wgmma shapes: a key
 // block (Q·Kᵀ N) other than 64, 96, 128, 192, 256, the base shapes' N >= 64 (P·V's N is the head
-// dim, always a base shape). Preprocessor-only so that flash_fwd.cuh can decide before including
-// CuTe; FwdKernel static_asserts that the atoms it gets have N = kBlockN, so a tile table and this
-// predicate that disagree fail to compile instead of silently taking a narrower atom.
-#define FA_SM90_FWD_EXT_N(n) ((n) != 64 && (n) != 96 && (n) != 128 && (n) != 192 && (n) != 256)
+// dim, always a base shape), and not one of ours above: with the defaults none does; the other
+// values the tile switches allow (d256 48, d128 144 / 160, ...) still get CUTLASS's.
+// Preprocessor-only so that flash_fwd.cuh can decide before including CuTe; FwdKernel
+// static_asserts that the atoms it gets have N = kBlockN, so a tile table and this predicate that
+// disagree fail to compile instead of silently taking a narrower atom.
+#define FA_SM90_FWD_EXT_N(n)                                                                      \
+  ((n) != 64 && (n) != 96 && (n) != 128 && (n) != 192 && (n) != 256 && !FA_SM90_FWD_OWN_N(n))
 #define FA_SM90_FWD_NEEDS_EXT_MMA(hd, masked)                                                     \
   ((hd) == 64    ? FA_SM90_FWD_EXT_N((masked) ? 128 : FA_SM90_FWD_D64_BLOCK_N)                   \
    : (hd) == 96  ? 0                                                                              \
@@ -129,6 +141,11 @@ namespace fa::cuda::sm90 {
    : (hd) == 192 ? FA_SM90_FWD_EXT_N(FA_SM90_FWD_D192_BLOCK_N)                                    \
    : (hd) == 256 ? FA_SM90_FWD_EXT_N((masked) ? FA_SM90_FWD_D256_MASKED_BLOCK_N : FA_SM90_FWD_D256_BLOCK_N) \
                  : 1)
+// Any head dim's tile (an includer that names none, e.g. scripts/check_sm90_fwd_layout.cu).
+#define FA_SM90_FWD_ANY_NEEDS_EXT_MMA                                                             \
+  (FA_SM90_FWD_NEEDS_EXT_MMA(64, 0) || FA_SM90_FWD_NEEDS_EXT_MMA(128, 0) ||                      \
+   FA_SM90_FWD_NEEDS_EXT_MMA(192, 0) || FA_SM90_FWD_NEEDS_EXT_MMA(256, 0) ||                     \
+   FA_SM90_FWD_NEEDS_EXT_MMA(256, 1))
 
 // Epilogue overlap (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32; 0 = none): a
 // consumer warpgroup defers a tile's epilogue (O / l, conversion, O and LSE stores) until it has
@@ -191,5 +208,6 @@ static_assert(FA_SM90_FWD_D256_MASKED_BLOCK_N == 48 || FA_SM90_FWD_D256_MASKED_B
                   FA_SM90_FWD_D256_MASKED_BLOCK_N == 80,
               "d256 key block: see above");
 static_assert(FA_SM90_FWD_EARLY_Q_RELEASE == 0 || FA_SM90_FWD_EARLY_Q_RELEASE == 1, "0 or 1");
+static_assert(FA_SM90_FWD_OWN_EXT_MMA == 0 || FA_SM90_FWD_OWN_EXT_MMA == 1, "0 or 1");
 
 }  // namespace fa::cuda::sm90
