@@ -98,6 +98,27 @@ std::vector<Case> ring_cases() {
   });
 }
 
+// FA3 backward with several tiles per persistent CTA (FA_SM90_BWD_PERSISTENT builds; on 132 SMs,
+// kBlockN = 128 keys at d64-d128, 64 at d256): the Q/dO ring, the dS^T buffer index and the K/V
+// barrier parity carried from one tile to the next, the next tile's K/V loaded during this tile's
+// dK/dV epilogue, tiles with no work (varlen sequences shorter than the grid's key blocks) and
+// tiles with keys but no visible query (window: dK = dV = 0 still written) in the same CTA's
+// sequence as full ones. Run the suite with FA_SM90_BWD_PERSISTENT_GRID=0 as well (one tile per
+// CTA, the same binary): both must pass.
+std::vector<Case> bwd_ring_cases() {
+  return named({
+      mk(BF16, 128, 4, 40, 40, 300, 300),                            // 3 key blocks x 160: 480 tiles
+      causal(mk(FP16, 128, 8, 40, 8, 300, 300)),                      // GQA 5:1: 192 tiles
+      causal(mk(FP16, 64, 16, 32, 8, 300, 300)),                      // 384 tiles
+      window(mk(BF16, 128, 8, 16, 16, 300, 1000), 32, 32),            // key blocks 0-4 see no query
+      softcap(mk(BF16, 128, 4, 32, 32, 256, 256), 30.f),              // 256 tiles
+      causal(mk(BF16, 256, 8, 32, 16, 256, 256)),                     // split-D: 4 x 128 = 512 tiles
+      mk(FP16, 96, 8, 16, 16, 300, 300),                              // 384 tiles
+      causal(varlen(mk(BF16, 128, 0, 64, 32, 0, 0), {0, 17, 300, 1, 0, 129, 64}, {5, 17, 300, 0, 0, 257, 64})),
+      window(varlen(mk(FP16, 64, 0, 32, 16, 0, 0), {300, 33, 0, 7}, {300, 100, 7, 0}), 16, 16),
+  });
+}
+
 std::vector<Case> grid_cases() {
   std::vector<Case> v;
   // 1. Every head dim x dtype x {no mask, causal}, GQA 2:1, one full-ish tile count.
@@ -271,6 +292,9 @@ INSTANTIATE_TEST_SUITE_P(Quick, CudaBackward, ::testing::Combine(::testing::Valu
 const fa_algo kRingAlgos[] = {FA_ALGO_AUTO, FA_ALGO_FA3};
 INSTANTIATE_TEST_SUITE_P(Ring, CudaForward, ::testing::Combine(::testing::ValuesIn(ring_cases()),
                                                                ::testing::ValuesIn(kRingAlgos)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Ring, CudaBackward, ::testing::Combine(::testing::ValuesIn(bwd_ring_cases()),
+                                                                ::testing::ValuesIn(kRingAlgos)),
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Grid, CudaForward, ::testing::Combine(::testing::ValuesIn(grid_cases()),
                                                                ::testing::ValuesIn(kAlgos)),

@@ -105,6 +105,19 @@ std::vector<Case> cases() {
     w.window_left = 256, w.window_right = 0;
     v.push_back(w);
   }
+  {  // FA3 persistent CTAs (FA_SM90_BWD_PERSISTENT) with ~4 tiles each on 132 SMs: a CTA's later
+     // tiles wait for turns of tiles other CTAs run in the same round; ascending (causal) and
+     // descending (right-bounded window) order, and d256 (the consumers wait, RED path).
+    Case c = mk("d128_causal_tiles4", 128, 8, 16, 16, 512, 512);
+    c.causal = true;
+    v.push_back(c);
+    Case w = mk("d128_window_tiles4", 128, 8, 16, 16, 512, 512);
+    w.window_left = 128, w.window_right = 0;
+    v.push_back(w);
+    Case d = mk("d256_causal_tiles", 256, 4, 16, 8, 512, 512);
+    d.causal = true;
+    v.push_back(d);
+  }
   {  // Head dim 64 with softcap and a window on MQA.
     Case c = mk("d64_window_softcap_mqa", 64, 1, 8, 1, 900, 900);
     c.window_left = 128, c.window_right = 32, c.softcap = 30.f;

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -121,6 +122,34 @@ inline bool rotate_m_enabled() {
 inline bool pdl_enabled() {
   static const bool on = env_int("FA_SM90_BWD_PDL", FA_SM90_BWD_PDL) != 0;
   return on;
+}
+
+// Persistent grid of the main kernel (BwdConfig::kPersistent builds): FA_SM90_BWD_PERSISTENT_GRID
+// (environment, read once; default 1) 0 launches one CTA per tile instead, the previous behaviour
+// from the same binary (A/B runs, and the tests of both schedules).
+inline bool persistent_grid_enabled() {
+  static const bool on = env_int("FA_SM90_BWD_PERSISTENT_GRID", 1) != 0;
+  return on;
+}
+
+// CTAs of `kernel` (block threads, smem dynamic bytes) resident on one SM of `device`, cached per
+// (Tag, device): Tag names the kernel (kernels of one signature share a function type); 0 when the
+// query fails.
+template <typename Tag, typename Kernel>
+int resident_ctas_per_sm(Kernel* kernel, int block, int smem, int device) {
+  static std::atomic<int> cache[64];  // 0: not yet queried
+  const bool cacheable = device >= 0 && device < 64;
+  if (cacheable) {
+    const int v = cache[device].load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block, size_t(smem)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (cacheable && n > 0) cache[device].store(n, std::memory_order_relaxed);
+  return n > 0 ? n : 0;
 }
 
 // kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
@@ -258,8 +287,30 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
-    e = launch_pdl(pdl, kernel, dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads), smem, stream,
-                   prm);
+    dim3 grid(n_blocks, p.heads_kv, p.batch);
+    if constexpr (Cfg::kPersistent) {
+      // Tiles in cta_coord's linear order; the consumers keep the index (and the next one, up to
+      // n_tiles + grid) in a 26-bit field (tile_state): 2^25 tiles, far above any real call.
+      const int64_t n_tiles = int64_t(n_blocks) * p.heads_kv * p.batch;
+      if (n_tiles >= (int64_t(1) << 25))
+        return core::unsupported("sm90 backward: more than 2^25 (key block, KV head, sequence) tiles");
+      prm.n_blocks_k = n_blocks;
+      prm.n_tiles = int(n_tiles);
+      // Persistent CTAs: never more than can be resident at once (the deterministic mode's waits
+      // rely on every CTA running: bwd_main). One tile per CTA (grid = n_tiles) with
+      // FA_SM90_BWD_PERSISTENT_GRID=0, and with the fused dQ conversion, whose per-CTA smem bits
+      // and DqDone barrier are per tile (bwd_main's table). A failed occupancy query also falls
+      // back to one tile per CTA, which is the previous, order-based deadlock freedom.
+      int g = int(n_tiles);
+      if (persistent_grid_enabled() && fuse.block_m == 0) {
+        const int per_sm = resident_ctas_per_sm<std::integral_constant<decltype(kernel), bwd_main<Cfg, kMasked, kSoftcap>>>(
+            kernel, Cfg::kThreads, smem, p.device_id);
+        const int sms = sched::sm_count(p.device_id);
+        if (per_sm > 0 && sms > 0) g = int(std::min<int64_t>(n_tiles, int64_t(per_sm) * sms));
+      }
+      grid = dim3(g, 1, 1);
+    }
+    e = launch_pdl(pdl, kernel, grid, dim3(Cfg::kThreads), smem, stream, prm);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
     main_launched = true;
