@@ -384,16 +384,18 @@ struct BwdConfig {
     uint64_t bar_do[kStages];
     uint64_t bar_empty[kStages];
     uint32_t dq_last[kFusedConvert ? kFuseWords : 1];  // kFusedConvert: bit s = this CTA added step s's block last
-    // kPersistent: each consumer thread's current tile index * 2 + K/V parity (bwd_main: kept here,
-    // not in a register, across the main loop; one word per thread, so no thread ever reads a
-    // value another one wrote).
-    uint32_t tile_state[kPersistent ? kConsumerThreads : 1];
+    // kPersistent: each consumer warp's tile state word (bwd_main: kept here, not in registers,
+    // across the main loop; every lane writes the same value, after __syncwarp).
+    uint32_t tile_state[kPersistent ? kConsumerThreads / 32 : 1];
     // kPersistent: the dQ warp's current tile (DqTile as words), read per step instead of held in
     // its 24 registers.
     int dq_tile[kPersistent && kDqTma ? 14 : 1];
     // kPersistent: the TMA producer's current tile (hk, b_tma, m_first, m_count, m_rot, q_start,
     // prow_seq as two words), likewise.
     int prod_tile[kPersistent ? 8 : 1];
+    // kPersistent: each consumer warp's copy of its tile's loop bounds and mask band (hk, m_first,
+    // m_count, m_rot, CtaBand's 6 ints), read in the main loop instead of held in registers.
+    int cons_tile[kPersistent ? kConsumerThreads / 32 : 1][10];
   };
   static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
 };
@@ -1293,20 +1295,29 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
   // What runs on across tiles (the table above bwd_main): ring stage and phase, the dS^T buffer
   // index, the K/V parity and the tile index. Persistent, they wait out the epilogue in this
-  // thread's smem word (tile_state, kTileShift and below), not in registers: kept live around
+  // warp's smem word (tile_state, kTileShift and below), not in registers: kept live around
   // the tile loop they spilled (d128), and within a tile stage/phase/buf are registers as before.
-  // Without kPersistent every one of them starts at 0 and the tile loop runs once.
+  // Every lane writes the same value, always as read, __syncwarp, write (set_tile_word), so no
+  // lane reads a word another lane has already moved on. Without kPersistent every one of them
+  // starts at 0 and the tile loop runs once.
   auto tile_word = [&]() -> volatile uint32_t& {
     uint32_t t;
     asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
-    return ss.tile_state[kPersistent ? t - 128 : 0];
+    return ss.tile_state[kPersistent ? (t - 128) / 32 : 0];
+  };
+  auto set_tile_word = [&](uint32_t v) {
+    __syncwarp();
+    tile_word() = v;
   };
   auto cur_tile = [&]() { return kPersistent ? int(tile_word() >> kTileShift) : 0; };
-  if constexpr (kPersistent) tile_word() = uint32_t(tile0) << kTileShift;
+  if constexpr (kPersistent) set_tile_word(uint32_t(tile0) << kTileShift);
+  auto next_tile = [&]() {
+    const uint32_t v = uint32_t(tile_word()) + (uint32_t(tile_stride) << kTileShift);
+    set_tile_word(v);
+    return int(v >> kTileShift);
+  };
 
-  for (int tile = tile0; tile < n_tiles;
-       tile = kPersistent ? int((tile_word() = tile_word() + (uint32_t(tile_stride) << kTileShift)) >> kTileShift)
-                          : n_tiles) {
+  for (int tile = tile0; tile < n_tiles; tile = kPersistent ? next_tile() : n_tiles) {
   const TileWork w = tile_work<Cfg, kMasked>(prm, tile);
   if (w.n0 >= w.seq.k_len) continue;
   const int n_block = w.c.n_block, hk = w.c.hk, b = w.c.b;
@@ -1410,11 +1421,37 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // kDqDefer: the previous step's dQ_blk, staged in this step (see BwdConfig::kDqDefer).
   Tensor tdQrdQ_prev = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   const uint32_t carried = kPersistent ? uint32_t(tile_word()) : 0u;
-  if constexpr (kPersistent) tile_word() = carried | uint32_t(n_steps > 0) << kHasStepsBit;
+  if constexpr (kPersistent) set_tile_word(carried | uint32_t(n_steps > 0) << kHasStepsBit);
   int stage = int(carried & kStageMask), phase = int(carried >> kPhaseBit) & 1, buf = int(carried >> kBufBit) & 1;
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, (carried >> kKvBit) & 1u);
 
-  const CtaBand cta_band(mask, n0);
+  const CtaBand cta_band_r(mask, n0);
+  // Persistent: the loop's per-tile scalars through this warp's smem copy (written by every lane,
+  // same values, after the warp's reads of the previous tile's: __syncwarp); one tile per CTA:
+  // the registers, as before.
+  auto cons_slot = [&]() -> volatile int* {
+    uint32_t t;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
+    return ss.cons_tile[kPersistent ? (t - 128) / 32 : 0];
+  };
+  if constexpr (kPersistent) {
+    __syncwarp();
+    volatile int* c = cons_slot();
+    c[0] = hk, c[1] = m_first, c[2] = m_count, c[3] = m_rot;
+    c[4] = cta_band_r.diag0, c[5] = cta_band_r.left, c[6] = cta_band_r.right;
+    c[7] = cta_band_r.key_end, c[8] = cta_band_r.k_last, c[9] = cta_band_r.diag_n0;
+  }
+  auto cval = [&](int i, int reg) -> int {
+    if constexpr (kPersistent) return cons_slot()[i];
+    return reg;
+  };
+  auto cband = [&]() -> CtaBand {
+    if constexpr (!kPersistent) return cta_band_r;
+    CtaBand r;
+    volatile int* c = cons_slot();
+    r.diag0 = c[4], r.left = c[5], r.right = c[6], r.key_end = c[7], r.k_last = c[8], r.diag_n0 = c[9];
+    return r;
+  };
   if constexpr (kPrefetchS) {
     if (n_steps > 0) {
       cutlass::arch::ClusterBarrier::wait(&ss.bar_q[stage], phase);
@@ -1423,10 +1460,10 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     }
   }
   int steps_left = n_steps;
-  for (int h = hk * group; h < (hk + 1) * group; ++h) {
-  for (int mi = 0; mi < m_count; ++mi) {
-    const int i0 = rotated_m(mi, m_first, m_count, m_rot) * kBlockM;
-    const BlockBand band = cta_band.block(i0);
+  for (int h = cval(0, hk) * group; h < (cval(0, hk) + 1) * group; ++h) {
+  for (int mi = 0; mi < cval(2, m_count); ++mi) {
+    const int i0 = rotated_m(mi, cval(1, m_first), cval(2, m_count), cval(3, m_rot)) * kBlockM;
+    const BlockBand band = cband().block(i0);
     const bool need_mask = !band.template whole_tile_visible<kBlockM, kBlockN>();
     --steps_left;
 
@@ -1610,7 +1647,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
         int* turn = prm.ws.dq_turn + prow / kTurnRows;
         int my_turn = 0;
         if (p.deterministic) {
-          my_turn = cta_band.dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
+          my_turn = cband().dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
           if (tid == 0)
             while (load_acquire(turn) != my_turn) __nanosleep(32);
           consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
@@ -1662,8 +1699,8 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // Every wgmma of this tile has retired (each step ends waiting for all of its own): sK/sV
     // may take the next tile's K/V while we finish this one.
     if (had_steps) cutlass::arch::ClusterBarrier::arrive(&ss.bar_kv_empty);
-    tile_word() = (t & ~((1u << kTileShift) - 1u)) | (((t >> kKvBit) ^ had_steps) & 1u) << kKvBit |
-                  uint32_t(buf) << kBufBit | uint32_t(phase) << kPhaseBit | uint32_t(stage);
+    set_tile_word((t & ~((1u << kTileShift) - 1u)) | (((t >> kKvBit) ^ had_steps) & 1u) << kKvBit |
+                  uint32_t(buf) << kBufBit | uint32_t(phase) << kPhaseBit | uint32_t(stage));
   }
   if constexpr (Cfg::kDqDefer > 0) {
     if (n_steps > 0) stage_dq(tdQrdQ_prev);  // the last step's dQ_blk
