@@ -4,7 +4,9 @@
 //                       d <= 128, at most FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS key blocks; see
 //                       bwd_workspace.hpp)
 //   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
-//                       flash_bwd_kernel.cuh
+//                       flash_bwd_kernel.cuh. Persistent head dims (FA_SM90_BWD_PERSISTENT): a 1D
+//                       grid of min(tiles, resident CTAs) (FA_SM90_BWD_PERSISTENT_GRID=0: one per
+//                       tile)
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
 //                       kernel converts each block itself: FA_SM90_BWD_FUSED_CONVERT=1, d <= 128,
 //                       short N; see bwd_workspace.hpp)
