@@ -98,7 +98,8 @@ std::vector<Case> ring_cases() {
   });
 }
 
-// FA3 backward with several tiles per persistent CTA (FA_SM90_BWD_PERSISTENT builds; on 132 SMs,
+// FA3 backward with several tiles per persistent CTA (FA_SM90_BWD_PERSISTENT builds, the causal /
+// window cases only with FA_SM90_BWD_PERSISTENT_MASKED as well; on 132 SMs,
 // kBlockN = 128 keys at d64-d128, 64 at d256): the Q/dO ring, the dS^T buffer index and the K/V
 // barrier parity carried from one tile to the next, the next tile's K/V loaded during this tile's
 // dK/dV epilogue, tiles with no work (varlen sequences shorter than the grid's key blocks) and

@@ -105,7 +105,7 @@ std::vector<Case> cases() {
     w.window_left = 256, w.window_right = 0;
     v.push_back(w);
   }
-  {  // FA3 persistent CTAs (FA_SM90_BWD_PERSISTENT) with ~4 tiles each on 132 SMs: a CTA's later
+  {  // FA3 persistent CTAs (FA_SM90_BWD_PERSISTENT and _MASKED) with ~4 tiles each on 132 SMs: a CTA's later
      // tiles wait for turns of tiles other CTAs run in the same round; ascending (causal) and
      // descending (right-bounded window) order, and d256 (the consumers wait, RED path).
     Case c = mk("d128_causal_tiles4", 128, 8, 16, 16, 512, 512);

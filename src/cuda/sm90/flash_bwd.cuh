@@ -34,6 +34,7 @@
 #include "cuda/sm90/bwd_prepost.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
 #include "cuda/sm90/flash_bwd_kernel.cuh"
+#include "cuda/sm90/flash_bwd_persistent.cuh"
 #include "cuda/scheduler/tile_scheduler.hpp"
 
 namespace fa::cuda {
@@ -284,33 +285,51 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
       }
     }
 
-    auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;
+    // The main kernel: bwd_main_persistent for head dims in FA_SM90_BWD_PERSISTENT when the call
+    // has no mask window (every key block of a sequence then has the same number of steps, so
+    // static tile striding is balanced), and with one as well for FA_SM90_BWD_PERSISTENT_MASKED
+    // (causal: the longest-first order gives CTA c the c-th longest tile of every wave); bwd_main
+    // otherwise. Both are in the instance only where the head dim's PERSISTENT bit is set.
+    using MainKernel = void (*)(BwdParams<Cfg>);
+    MainKernel kernel = bwd_main<Cfg, kMasked, kSoftcap>;
+    bool persistent = false;
+    if constexpr (Cfg::kPersistent) {
+      const bool windowed = kMasked && (p.window_left >= 0 || p.window_right >= 0);
+      if (Cfg::kPersistentMasked || !windowed) {
+        kernel = bwd_main_persistent<Cfg, kMasked, kSoftcap>;
+        persistent = true;
+      }
+    }
     const int smem = int(sizeof(typename Cfg::SharedStorage));
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
     dim3 grid(n_blocks, p.heads_kv, p.batch);
     if constexpr (Cfg::kPersistent) {
-      // Tiles in cta_coord's linear order; the consumers keep the index (and the next one, up to
-      // n_tiles + grid) in a 26-bit field (tile_state): 2^25 tiles, far above any real call.
-      const int64_t n_tiles = int64_t(n_blocks) * p.heads_kv * p.batch;
-      if (n_tiles >= (int64_t(1) << 25))
-        return core::unsupported("sm90 backward: more than 2^25 (key block, KV head, sequence) tiles");
-      prm.n_blocks_k = n_blocks;
-      prm.n_tiles = int(n_tiles);
-      // Persistent CTAs: never more than can be resident at once (the deterministic mode's waits
-      // rely on every CTA running: bwd_main). One tile per CTA (grid = n_tiles) with
-      // FA_SM90_BWD_PERSISTENT_GRID=0, and with the fused dQ conversion, whose per-CTA smem bits
-      // and DqDone barrier are per tile (bwd_main's table). A failed occupancy query also falls
-      // back to one tile per CTA, which is the previous, order-based deadlock freedom.
-      int g = int(n_tiles);
-      if (persistent_grid_enabled() && fuse.block_m == 0) {
-        const int per_sm = resident_ctas_per_sm<std::integral_constant<decltype(kernel), bwd_main<Cfg, kMasked, kSoftcap>>>(
-            kernel, Cfg::kThreads, smem, p.device_id);
-        const int sms = sched::sm_count(p.device_id);
-        if (per_sm > 0 && sms > 0) g = int(std::min<int64_t>(n_tiles, int64_t(per_sm) * sms));
+      if (persistent) {
+        // Tiles in tile_coord's linear order; the consumers keep the index (and the next one, up
+        // to n_tiles + grid) in a 26-bit field (tile_state): 2^25 tiles, far above any real call.
+        const int64_t n_tiles = int64_t(n_blocks) * p.heads_kv * p.batch;
+        if (n_tiles >= (int64_t(1) << 25))
+          return core::unsupported("sm90 backward: more than 2^25 (key block, KV head, sequence) tiles");
+        prm.n_blocks_k = n_blocks;
+        prm.n_tiles = int(n_tiles);
+        // Persistent CTAs: never more than can be resident at once (the deterministic mode's
+        // waits rely on every CTA running: bwd_main_persistent). One tile per CTA (grid =
+        // n_tiles) with FA_SM90_BWD_PERSISTENT_GRID=0, and with the fused dQ conversion, whose
+        // per-CTA smem bits and DqDone barrier are per tile (bwd_main_persistent's table). A
+        // failed occupancy query also falls back to one tile per CTA, which is the previous,
+        // order-based deadlock freedom.
+        int g = int(n_tiles);
+        if (persistent_grid_enabled() && fuse.block_m == 0) {
+          const int per_sm =
+              resident_ctas_per_sm<std::integral_constant<MainKernel, bwd_main_persistent<Cfg, kMasked, kSoftcap>>>(
+                  kernel, Cfg::kThreads, smem, p.device_id);
+          const int sms = sched::sm_count(p.device_id);
+          if (per_sm > 0 && sms > 0) g = int(std::min<int64_t>(n_tiles, int64_t(per_sm) * sms));
+        }
+        grid = dim3(g, 1, 1);
       }
-      grid = dim3(g, 1, 1);
     }
     e = launch_pdl(pdl, kernel, grid, dim3(Cfg::kThreads), smem, stream, prm);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");

@@ -2,8 +2,8 @@
 //
 // One CTA owns kBlockN keys of one KV head (grid: key block x KV head x sequence) and keeps their
 // dK and dV in registers (fp32) while it walks every (query head of the GQA group, query block)
-// that sees those keys; persistent (BwdConfig::kPersistent, FA_SM90_BWD_PERSISTENT), a CTA does
-// that for several such "tiles" in turn (bwd_main: the tile loop and its barriers). Roles:
+// that sees those keys (a persistent variant that runs several such tiles per CTA, for the head
+// dims in FA_SM90_BWD_PERSISTENT: flash_bwd_persistent.cuh). Roles:
 //   producer warpgroup, warp 0 (1 thread issues): K and V once (TMA), then per step Q and dO tiles
 //     (TMA) and their LSE*log2e and D slices (cp.async.bulk) into a kStages-deep ring of stages.
 //   producer warpgroup, warp 1 (kDqTma, 1 thread issues): per step, the dQ block the consumers
@@ -271,26 +271,31 @@ struct BwdConfig {
 #define FA_SM90_BWD_EPILOGUE_ROWS 1
 #endif
   static constexpr bool kEpilogueRows = FA_SM90_BWD_EPILOGUE_ROWS != 0;
-  // Persistent CTAs, FA_SM90_BWD_PERSISTENT (compile time, a head-dim mask like DQ_DEFER; default
-  // 62 = every head dim, 0 = off): the grid is one-dimensional and each CTA loops over "tiles"
-  // (tile = what one CTA did before: key block n_block of (KV head, sequence) with its GQA group
-  // loop), CTA c taking tiles c, c + G, c + 2G, ... of the linear order cta_coord decodes. The
-  // launcher makes G = min(#tiles, resident CTAs) (FA_SM90_BWD_PERSISTENT_GRID=0 at run time:
-  // G = #tiles, one tile per CTA, the previous behaviour from the same binary). Why: a
-  // one-tile CTA pays a prologue nothing overlaps (launch, barrier init, the K/V load and the
-  // first Q/dO stage before its first wgmma: ~100 KB at d128, about one step at ~32 GB/s per SM)
-  // and an epilogue (64 KB of dK/dV stores) before its SM takes the next CTA; at N512 a CTA has
-  // only 8 steps. Persistent, the producer loads the next tile's K/V while the consumers run the
-  // epilogue, and its first Q/dO stages during this tile's last steps (bwd_main: the barrier
-  // table).
-// Default 48 = d192 + d256, the head dims whose instances compile without spills persistent (bf16
-// and fp16, mask and softcap); d64-d128 spill (d128: ~8 reloads per step in the consumers, and
-// the producer warps' per-tile setup), so there it is opt-in (-DFA_SM90_BWD_PERSISTENT=62).
+  // Persistent CTAs (flash_bwd_persistent.cuh: bwd_main_persistent), compile-time head-dim masks
+  // like DQ_DEFER: FA_SM90_BWD_PERSISTENT compiles bwd_main_persistent into the head dim's
+  // instances beside bwd_main, and the launcher uses it for calls without a mask window;
+  // FA_SM90_BWD_PERSISTENT_MASKED (only its bits also in PERSISTENT count) for windowed / causal
+  // calls too. A persistent grid is min(tiles, resident CTAs), each CTA looping over tiles (tile =
+  // one CTA of bwd_main: a key block of one (KV head, sequence) with its GQA group loop) in
+  // bwd_main's linear order; FA_SM90_BWD_PERSISTENT_GRID=0 (environment) launches one tile per
+  // CTA from the same binary. Why: a one-tile CTA pays a prologue nothing overlaps (barrier
+  // init, K/V and the first Q/dO stage before its first wgmma) and an epilogue (the dK/dV
+  // stores) before its SM takes the next CTA; persistent, the producer loads the next tile's K/V
+  // and first stages while the consumers write dK/dV. Default 0 (off): session-7 H200 A/B
+  // (commit ce0cd9e, bf16): persistence itself gained 3-10% at short non-causal N (d64/d128
+  // N512-1k), but the persistent kernel spilled at d64-d128 (152-348 B) and lost 1-3% to
+  // bwd_main at d256 non-causal; with causal masks the static tile striding is unbalanced (d256
+  // N8k 296 vs 393 TFLOP/s), hence the separate mask. bwd_main does not depend on these switches.
 #ifndef FA_SM90_BWD_PERSISTENT
-#define FA_SM90_BWD_PERSISTENT 48
+#define FA_SM90_BWD_PERSISTENT 0
 #endif
-  static_assert((FA_SM90_BWD_PERSISTENT & 1) == 0, "FA_SM90_BWD_PERSISTENT is a head-dim mask (d64 2, d128 8, ...)");
+#ifndef FA_SM90_BWD_PERSISTENT_MASKED
+#define FA_SM90_BWD_PERSISTENT_MASKED 0
+#endif
+  static_assert((FA_SM90_BWD_PERSISTENT & 1) == 0 && (FA_SM90_BWD_PERSISTENT_MASKED & 1) == 0,
+                "FA_SM90_BWD_PERSISTENT(_MASKED) are head-dim masks (d64 2, d128 8, ...)");
   static constexpr bool kPersistent = (FA_SM90_BWD_PERSISTENT & head_dim_bit(kHeadDim)) != 0;
+  static constexpr bool kPersistentMasked = kPersistent && (FA_SM90_BWD_PERSISTENT_MASKED & head_dim_bit(kHeadDim)) != 0;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "tile table covers head dims 64 ... 256");
   // Width the swizzle atoms of Q/dO must divide: their transposed views are the B operand of the
   // dV/dK products, whose N (head dim) is split across the WGs in the split-D form.
@@ -380,22 +385,23 @@ struct BwdConfig {
     alignas(16) float lse[kStages][kBlockM];
     alignas(16) float dpsum[kStages][kBlockM];
     uint64_t bar_kv;
-    uint64_t bar_kv_empty;  // kPersistent: the consumers' last wgmma reading sK/sV of a tile retired
     uint64_t bar_q[kStages];
     uint64_t bar_do[kStages];
     uint64_t bar_empty[kStages];
     uint32_t dq_last[kFusedConvert ? kFuseWords : 1];  // kFusedConvert: bit s = this CTA added step s's block last
-    // kPersistent: each consumer warp's tile state word (bwd_main: kept here, not in registers,
-    // across the main loop; every lane writes the same value, after __syncwarp).
+    // kPersistent only (bwd_main_persistent; last, so bwd_main's offsets do not move):
+    uint64_t bar_kv_empty;  // the consumers' last wgmma reading sK/sV of a tile retired
+    // Each consumer warp's tile state word (kept here, not in registers, across the main loop;
+    // every lane writes the same value, after __syncwarp).
     uint32_t tile_state[kPersistent ? kConsumerThreads / 32 : 1];
-    // kPersistent: the dQ warp's current tile (DqTile as words), read per step instead of held in
-    // its 24 registers.
+    // The dQ warp's current tile (DqTile as words), read per step instead of held in its 24
+    // registers.
     int dq_tile[kPersistent && kDqTma ? 14 : 1];
-    // kPersistent: the TMA producer's current tile (hk, b_tma, m_first, m_count, m_rot, q_start,
-    // prow_seq as two words), likewise.
+    // The TMA producer's current tile (hk, b_tma, m_first, m_count, m_rot, q_start, prow_seq as
+    // two words), likewise.
     int prod_tile[kPersistent ? 8 : 1];
-    // kPersistent: each consumer warp's copy of its tile's loop bounds and mask band (hk, m_first,
-    // m_count, m_rot, CtaBand's 6 ints), read in the main loop instead of held in registers.
+    // Each consumer warp's copy of its tile's loop bounds and mask band (hk, m_first, m_count,
+    // m_rot, CtaBand's 6 ints), read in the main loop instead of held in registers.
     int cons_tile[kPersistent ? kConsumerThreads / 32 : 1][10];
   };
   static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
@@ -417,8 +423,8 @@ struct BwdParams {
   int fused_convert = 0;  // kFusedConvert and this call qualifies: the last adder converts dQ
   int dq_store_first = 0;  // kDqTma, FA_SM90_BWD_DQ_STORE, few key blocks: the first adder stores (dq_writer)
   int rotate_m = 0;        // FA_SM90_BWD_ROTATE_M: each CTA walks its query blocks from its own start
-  // Cfg::kPersistent: tiles = n_blocks_k x heads_kv x batch (cta_coord decodes a linear index),
-  // CTA c runs tiles c, c + gridDim.x, ... below n_tiles.
+  // bwd_main_persistent: tiles = n_blocks_k x heads_kv x batch (tile_coord decodes a linear
+  // index), CTA c runs tiles c, c + gridDim.x, ... below n_tiles.
   int n_blocks_k = 0;
   int n_tiles = 0;
 };
@@ -461,14 +467,7 @@ __device__ __forceinline__ void pdl_wait() {
 }
 FA_HD int rotation_start(int n_block, int k_len, int block_n, int m_count) {
   const int nb = (k_len + block_n - 1) / block_n;
-  if (m_count <= 1 || nb <= 0) return 0;
-  // floor(n_block * m_count / nb) from a float estimate corrected with 64-bit products: a 64-bit
-  // division is a subroutine call, whose register saves are spills of the 24-register warps.
-  const int64_t a = int64_t(n_block) * m_count;
-  int64_t q = int64_t(float(a) / float(nb));
-  while (q > 0 && q * nb > a) --q;
-  while ((q + 1) * nb <= a) ++q;
-  return int(q) % m_count;  // q < m_count when n_block < nb (a tile with keys)
+  return m_count > 1 && nb > 0 ? int(int64_t(n_block) * m_count / nb) % m_count : 0;
 }
 // The query block of iteration mi (0 <= mi < m_count) of [m_first, m_first + m_count) from m_rot on.
 FA_HD int rotated_m(int mi, int m_first, int m_count, int m_rot) {
@@ -696,14 +695,6 @@ __device__ __forceinline__ uint32_t ds_stsm_lane_base(const void* ds_smem, int t
   return uint32_t(__cvta_generic_to_shared(ds_smem)) + ds_stsm_lane_offset<kSplitD>(tid);
 }
 
-// p, opaque to the compiler (so that what is derived from it is recomputed where it is used
-// instead of being hoisted and kept live).
-template <bool kOpaque = true>
-__device__ __forceinline__ char* opaque_smem_ptr(char* p) {
-  if constexpr (kOpaque) asm volatile("mov.b64 %0, %0;\n" : "+l"(p));
-  return p;
-}
-
 // a if kFirst, else b (both lvalues; picks a tensor at compile time without a copy).
 template <bool kFirst, class A, class B>
 __device__ __forceinline__ auto& select_ref(A& a, B& b) {
@@ -732,33 +723,24 @@ __device__ __forceinline__ void fused_arrive(const BwdParams<Cfg>& prm, uint32_t
   if (atom_add_acq_rel(prm.ws.dq_arrive + prow / kTurnRows, -1) == 1) sdq_last[s >> 5] |= 1u << (s & 31);
 }
 
-// What the dQ warp needs of its tile (dq_writer): the query range, rows and mask band.
-struct DqTile {
-  int hk, m_first, m_count, m_rot, n_block, q_len;
-  int64_t prow_seq;
-  CtaBand band;
-};
-
-// One loop over the tile's steps (query head of the group, then query block in rotated_m order);
+template <class Cfg>
+// One loop over the CTA's steps (query head of the group, then query block in rotated_m order);
 // step s is also the fused conversion's bit index (fused_convert_dq maps it back the same way).
-// get() returns the tile's DqTile (the same values every call).
-template <class Cfg, class GetTile>
-__device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t* sdq_last, GetTile get,
-                          bool descending) {
+__device__ void dq_writer(const BwdParams<Cfg>& prm, const float* sdq, uint32_t* sdq_last, int hk, int m_first, int m_count,
+                          int m_rot, int64_t prow_seq, int n_block, const CtaBand& band, int q_len, bool descending) {
   constexpr int kBlockM = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim;
   const bool lane0 = threadIdx.x % 32 == 0;
   const int group = prm.p.group_size();
-  const int n_steps = group * get().m_count;
+  const int n_steps = group * m_count;
   int64_t pend_prow = 0;  // kFusedConvert, non-deterministic: the step whose arrival is pending
   int pend_step = -1;
   named_arrive(int(BarrierId::DqEmpty), Cfg::kDqSyncThreads);  // the buffer starts free
   for (int step = 0; step < n_steps; ++step) {
-    const DqTile t = get();
-    const int h = t.hk * group + step / t.m_count;
-    const int m = rotated_m(step % t.m_count, t.m_first, t.m_count, t.m_rot);
-    const int64_t prow = int64_t(h) * prm.ws.rows_pad + t.prow_seq + int64_t(m) * kBlockM;
+    const int h = hk * group + step / m_count;
+    const int m = rotated_m(step % m_count, m_first, m_count, m_rot);
+    const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
     int* turn = prm.ws.dq_turn + prow / kTurnRows;
-    const int my_turn = t.band.dq_turn(m * kBlockM, t.n_block, kBlockM, Cfg::kBlockN, t.q_len, descending);
+    const int my_turn = band.dq_turn(m * kBlockM, n_block, kBlockM, Cfg::kBlockN, q_len, descending);
     if (prm.p.deterministic && lane0) {
       while (load_acquire(turn) != my_turn) __nanosleep(32);
       fence_proxy_async_global();  // the previous adder's writes before our TMA's reads
@@ -852,40 +834,19 @@ struct CtaCoord {
   int n_block, hk, b;
 };
 
-// The (key block, KV head, sequence) of linear index lin (x = key block fastest, then y = KV head,
-// z = sequence, as the hardware rasterises a 3D grid). By default (x, y, z), with x reversed in
-// the deterministic mode with a right-bounded mask (CtaBand::dq_turn). With prm.cta_group = G > 0
-// the index is read in groups of G (KV head, sequence) pairs (the last group may be smaller, gs):
-// within a group, key block L' / gs of pair L' % gs, so the G pairs' key block 0 come first, then
-// their key block 1, ... With a causal mask key block n has (n_blocks - n) query blocks to do:
-// each group is launched longest first, and a group of ~2 waves of CTAs keeps the tail short
-// while the CTAs resident at a time still share the few heads' Q, dO and dQ accumulator in L2.
-__device__ __forceinline__ CtaCoord coord_of_linear(int lin, int nx, int ny, int nz, int G, bool reverse_x) {
-  if (G > 0) {
-    const int pairs = ny * nz, per_group = G * nx;
-    const int g = lin / per_group, w = lin - g * per_group;
-    const int gs = min(G, pairs - g * G);
-    const int pair = g * G + w % gs;
-    return {w / gs, pair % ny, pair / ny};
-  }
-  const int x = lin % nx, yz = lin / nx;
-  return {reverse_x ? nx - 1 - x : x, yz % ny, yz / ny};
-}
-
-// This CTA's (key block, KV head, sequence) for tile `tile` (Cfg::kPersistent: the linear tile
-// index; otherwise unused, the CTA's blockIdx is its one tile). Without persistence every field
-// is read through volatile asm (see key_block_index), so the epilogue can call this again instead
-// of keeping the values live; persistent, only the tile index stays live and the rest is
-// recomputed from it and the (constant) parameters.
+// This CTA's (key block, KV head, sequence). By default (key_block_index, blockIdx.y, blockIdx.z).
+// With prm.cta_group = G > 0 the linear block index L (x fastest) is read in groups of G (KV head,
+// sequence) pairs (the last group may be smaller, gs): within a group, key block L' / gs of pair
+// L' % gs, so the G pairs' key block 0 come first, then their key block 1, ... With a causal mask
+// key block n has (n_blocks - n) query blocks to do: each group is launched longest first, and a
+// group of ~2 waves of CTAs keeps the tail short while the CTAs resident at a time still share
+// the few heads' Q, dO and dQ accumulator in L2. Every field is read through volatile asm (see
+// key_block_index), so the epilogue can call this again instead of keeping the values live.
 template <class Cfg, bool kMasked>
-__device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm, int tile) {
-  const int G = Cfg::kGroupedOrder ? prm.cta_group : 0;
-  if constexpr (Cfg::kPersistent) {
-    // The launcher sets n_tiles = n_blocks_k * heads_kv * batch only when it fits in an int.
-    return coord_of_linear(tile, prm.n_blocks_k, prm.p.heads_kv, prm.p.batch, G,
-                           kMasked && prm.p.deterministic && prm.p.window_right >= 0);
-  } else {
-    if (Cfg::kGroupedOrder && G > 0) {
+__device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm) {
+  if constexpr (Cfg::kGroupedOrder) {
+    const int G = prm.cta_group;
+    if (G > 0) {
       uint32_t x, y, z, nx, ny, nz;
       asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
       asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
@@ -894,10 +855,15 @@ __device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm, int til
       asm volatile("mov.u32 %0, %%nctaid.y;\n" : "=r"(ny));
       asm volatile("mov.u32 %0, %%nctaid.z;\n" : "=r"(nz));
       // The launcher sets G only when nx * ny * nz fits in an int.
-      return coord_of_linear(int(x + nx * (y + ny * z)), int(nx), int(ny), int(nz), G, false);
+      const int lin = int(x + nx * (y + ny * z));
+      const int pairs = int(ny * nz), per_group = G * int(nx);
+      const int g = lin / per_group, w = lin - g * per_group;
+      const int gs = min(G, pairs - g * G);
+      const int pair = g * G + w % gs;
+      return {w / gs, pair % int(ny), pair / int(ny)};
     }
-    return {key_block_index<kMasked>(prm.p), int(blockIdx.y), int(blockIdx.z)};
   }
+  return {key_block_index<kMasked>(prm.p), int(blockIdx.y), int(blockIdx.z)};
 }
 
 // Whether every row of a block can be accessed with 16-byte vectors: row 0 is 16-byte aligned and
@@ -971,12 +937,12 @@ __device__ __forceinline__ void dq_tile_to_rows(const uint16_t* tile, const core
 // other SMs wrote it, this SM's L1 must not answer.
 template <class Cfg, bool kMasked>
 __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, const uint32_t* sdq_last, uint16_t* sdq,
-                                              int tid, int tile) {
+                                              int tid) {
   using Element = typename Cfg::T;
   constexpr int kBlockM = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim, kThreads = Cfg::kConsumerThreads;
   static_assert(sizeof(Element) == 2);
   const core::AttnParams& p = prm.p;
-  const CtaCoord cc = cta_coord<Cfg, kMasked>(prm, tile);
+  const CtaCoord cc = cta_coord<Cfg, kMasked>(prm);
   const core::SeqInfo seq = core::seq_info(p, cc.b);
   const int64_t n0 = int64_t(cc.n_block) * Cfg::kBlockN;
   const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1, kMasked ? p.window_right : -1);
@@ -1013,88 +979,12 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   }
 }
 
-// What one tile is, derived from its index alone, so that every role (producer, dQ warp,
-// consumers) agrees on which tiles have keys (n0 < k_len; varlen: a sequence may have fewer key
-// blocks than the grid, and such a tile does nothing at all) and on its step count (0 with a
-// window that hides every query from these keys: no loads, no dQ, but dK/dV are still written,
-// as zeros, by the consumers' epilogue).
-// tile_state word of a consumer thread (kPersistent): tile index << kTileShift | has steps |
-// K/V parity | dS^T buffer | ring phase | ring stage.
-// kHasSteps: set for the tile being worked on when it has steps (read back after its main loop
-// instead of keeping n_steps live through it).
-constexpr uint32_t kStageMask = 3u, kPhaseBit = 2, kBufBit = 3, kKvBit = 4, kHasStepsBit = 5, kTileShift = 6;
-
-struct TileWork {
-  CtaCoord c;
-  core::SeqInfo seq;
-  int64_t n0;
-  int m_first, m_count, n_steps, m_rot;
-};
-template <class Cfg, bool kMasked>
-__device__ __forceinline__ core::Mask tile_mask(const core::AttnParams& p, const core::SeqInfo& seq) {
-  return core::Mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1, kMasked ? p.window_right : -1);
-}
-template <class Cfg, bool kMasked>
-__device__ __forceinline__ TileWork tile_work(const BwdParams<Cfg>& prm, int tile) {
-  TileWork w;
-  w.c = cta_coord<Cfg, kMasked>(prm, tile);
-  w.seq = core::seq_info(prm.p, w.c.b);
-  w.n0 = int64_t(w.c.n_block) * Cfg::kBlockN;
-  // (An inactive tile's (n0 >= k_len) range is computed too; every role skips such a tile first.)
-  int m_last = 0;
-  query_block_range(tile_mask<Cfg, kMasked>(prm.p, w.seq), w.n0, min(w.n0 + Cfg::kBlockN, w.seq.k_len), Cfg::kBlockM,
-                    &w.m_first, &m_last);
-  w.m_count = m_last - w.m_first;
-  w.n_steps = w.m_count * prm.p.group_size();  // (query head of the group) x (query block)
-  w.m_rot = prm.rotate_m ? rotation_start(w.c.n_block, int(w.seq.k_len), Cfg::kBlockN, w.m_count) : 0;
-  return w;
-}
-
-// Persistent CTAs (Cfg::kPersistent): every role walks the same tiles (tile = blockIdx.x,
-// + gridDim.x, ... < n_tiles) and skips the same ones (TileWork), carrying its state across them:
-//
-//   barrier            who arrives / completes          who waits, parity
-//   bar_kv             producer (expect_tx), TMA of      consumers, once per tile with steps:
-//                      K+V, once per tile with steps     kv_phase (0, 1, 0, ... per such tile)
-//   bar_kv_empty       all consumer threads, after the   producer, before a tile's K/V TMA:
-//   (count 256)        last step of a tile with steps    kv_phase ^ 1 (the first finds it free)
-//                      (every wgmma reading sK/sV has
-//                      retired: each step ends waiting
-//                      for all of its wgmmas)
-//   bar_q/bar_do[s]    producer + TMA, per step          consumers, (stage, phase) of the ring,
-//   bar_empty[s]       consumers, per step               producer, phase ^ 1; stage and phase
-//                                                        run on across tiles on both sides
-//   DqEmpty/DqFull     named barriers (counts, no parity): per tile with steps the dQ warp
-//                      arrives DqEmpty once before its first step and after every step but
-//                      the last, and syncs DqFull per step; the consumers sync DqEmpty and arrive
-//                      DqFull once per step (stage_dq). n_steps each way per tile, and the dQ
-//                      warp's first arrival of tile t+1 follows its last DqFull of tile t, so the
-//                      counts never run ahead by more than one generation.
-//   DsWritten/PtWritten consumers only, per step; the dS^T/P^T double buffer index `buf` runs on
-//                      across tiles, so the reuse argument at DsWritten holds over the boundary.
-//   DqDone (fused dQ   dQ warp arrives / consumers sync once per tile with keys; the launcher
-//   conversion)        runs one tile per CTA with the fused conversion (its smem bits and DqDone
-//                      are per CTA), so only the non-persistent case meets it.
-// The producer issues a later tile's first kStages - 1 Q/dO stages before its K/V (the stages
-// they use are freed by the previous tile's steps, not by its end) and the K/V load as soon as
-// bar_kv_empty completes: both run while the consumers write the previous tile's dK/dV.
-//
-// Deterministic mode (its turns: dq_writer, CtaBand::dq_turn): a tile only waits for tiles of the
-// same (KV head, sequence) with a lower turn, which have a lower linear index (cta_coord: key
-// blocks ascending, or reversed with a right bound, so that lower turns come first). Every CTA
-// runs its tiles in increasing index, and the launcher never launches more CTAs than can be
-// resident at once, so all of them run: the unfinished tile of smallest index is then being
-// worked on by its CTA (all of that CTA's earlier tiles are done) and waits for nothing that is
-// unfinished, so it completes, and by induction every tile does. (Without the residency bound
-// a CTA could spin on a tile of a CTA that never started; one tile per CTA relies on the
-// hardware starting CTAs in index order instead, as before.)
 template <class Cfg, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
 bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   using T = typename Cfg::T;
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kHeadDim = Cfg::kHeadDim;
   constexpr int kStages = Cfg::kStages, kConsumerThreads = Cfg::kConsumerThreads;
-  constexpr bool kPersistent = Cfg::kPersistent;
   using SharedStorage = typename Cfg::SharedStorage;
 
   extern __shared__ __align__(1024) char smem_raw[];
@@ -1103,26 +993,31 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
   // Deterministic mode with a right-bounded mask: descending key blocks (CtaBand::dq_turn).
   const bool dq_descending = kMasked && p.deterministic && p.window_right >= 0;
-  // This CTA's tiles: without kPersistent the one tile of its blockIdx (tile 0 stands for it).
-  const int n_tiles = kPersistent ? prm.n_tiles : 1;
-  const int tile0 = kPersistent ? int(blockIdx.x) : 0;
-  const int tile_stride = kPersistent ? int(gridDim.x) : 1;
-  // Without kPersistent the producer warps take their one tile's values from here, computed
-  // before they drop to 24 registers (computed there, they spilled); the consumers recompute.
-  const TileWork w_cta = tile_work<Cfg, kMasked>(prm, 0);
-  if constexpr (!kPersistent) {
-    if (w_cta.n0 >= w_cta.seq.k_len) {  // varlen: this sequence has fewer key blocks than the grid
-      // FA_SM90_BWD_PDL: even a grid of such CTAs ends only after bwd_preprocess, so bwd_convert_dq
-      // (which waits for this grid) never reads an accumulator that is still being zeroed.
-      pdl_wait();
-      return;
-    }
+  const CtaCoord cc = cta_coord<Cfg, kMasked>(prm);
+  const int n_block = cc.n_block, hk = cc.hk, b = cc.b;
+  const core::SeqInfo seq = core::seq_info(p, b);
+  const int64_t n0 = int64_t(n_block) * kBlockN;
+  if (n0 >= seq.k_len) {  // varlen: this sequence has fewer key blocks than the grid
+    // FA_SM90_BWD_PDL: even a grid of such CTAs ends only after bwd_preprocess, so bwd_convert_dq
+    // (which waits for this grid) never reads an accumulator that is still being zeroed.
+    pdl_wait();
+    return;
   }
+  const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1,
+                        kMasked ? p.window_right : -1);
+  const int64_t n1 = min(n0 + kBlockN, seq.k_len);
+  int m_first = 0, m_last = 0;
+  query_block_range(mask, n0, n1, kBlockM, &m_first, &m_last);
+  const int m_count = m_last - m_first;
+  const int group = p.group_size();
+  const int n_steps = m_count * group;  // (query head of the group) x (query block)
+  const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
+  const int b_tma = p.varlen ? 0 : b;
+  const int m_rot = prm.rotate_m ? rotation_start(n_block, int(seq.k_len), kBlockN, m_count) : 0;
   pdl_trigger();  // bwd_convert_dq may be scheduled once every CTA has started (pdl_wait there)
 
   if (threadIdx.x == 0) {
     cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_kv, 1);
-    cutlass::arch::ClusterBarrier::init(&ss.bar_kv_empty, kConsumerThreads);
     for (int s = 0; s < kStages; ++s) {
       cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_q[s], 1);
       cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_do[s], 1);
@@ -1134,54 +1029,27 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   }
   __syncthreads();
 
+  Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), typename Cfg::SmemLayoutQ{});
+  Tensor sdO = make_tensor(make_smem_ptr(ss.dout.data()), typename Cfg::SmemLayoutQ{});
+  Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), typename Cfg::SmemLayoutK{});
+  Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), typename Cfg::SmemLayoutV{});
+
   if (threadIdx.x < 128) {
     // ---------------- producer ----------------
     cutlass::arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if constexpr (Cfg::kDqTma) {
-      if (threadIdx.x / 32 == 1) {
+      if (threadIdx.x / 32 == 1 && n_steps > 0) {
         pdl_wait();  // the accumulator, counters: bwd_preprocess
-#pragma unroll 1
-        for (int tile = tile0; tile < n_tiles; tile += tile_stride) {
-          const TileWork w = kPersistent ? tile_work<Cfg, kMasked>(prm, tile) : w_cta;
-          if (w.n0 >= w.seq.k_len) continue;
-          auto make_dq_tile = [&]() {
-            return DqTile{w.c.hk,     w.m_first, w.m_count, w.m_rot, w.c.n_block, int(w.seq.q_len),
-                          padded_row_start(p, w.c.b, w.seq.q_start), CtaBand(tile_mask<Cfg, kMasked>(p, w.seq), w.n0)};
-          };
-          if (w.n_steps > 0) {
-            if constexpr (kPersistent) {
-              // Persistent: the tile's values go to smem once and are read back per step (kept
-              // in registers next to the tile loop's they spilled). The previous tile's reads
-              // are done: dq_writer ends with __syncwarp.
-              static_assert(sizeof(DqTile) == sizeof(ss.dq_tile) && offsetof(DqTile, prow_seq) == 24 &&
-                                offsetof(DqTile, band) == 32 && offsetof(CtaBand, diag_n0) == 20,
-                            "DqTile as 14 words: 6 ints, prow_seq (little-endian), CtaBand's 6 ints");
-              const DqTile t = make_dq_tile();
-              if (threadIdx.x % 32 == 0) memcpy(ss.dq_tile, &t, sizeof(t));
-              __syncwarp();
-              auto smem_dq_tile = [&]() {
-                const volatile int* v = ss.dq_tile;
-                DqTile r{v[0], v[1], v[2], v[3], v[4], v[5], int64_t(uint32_t(v[6])) | int64_t(v[7]) << 32, CtaBand()};
-                r.band.diag0 = v[8], r.band.left = v[9], r.band.right = v[10];
-                r.band.key_end = v[11], r.band.k_last = v[12], r.band.diag_n0 = v[13];
-                return r;
-              };
-              dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, smem_dq_tile, dq_descending);
-            } else {
-              dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, make_dq_tile, dq_descending);
-            }
-          }
-          // The conversion bits are final: the consumers may start converting.
-          if (kFusedConvert && prm.fused_convert) named_arrive(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
-        }
+        dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, hk, m_first, m_count, m_rot, prow_seq, n_block,
+                       CtaBand(mask, n0), int(seq.q_len), dq_descending);
+      }
+      if (threadIdx.x / 32 == 1) {
+        // The conversion bits are final: the consumers may start converting.
+        if (kFusedConvert && prm.fused_convert) named_arrive(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
         return;
       }
     }
-    if (threadIdx.x != 0) return;
-    Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), typename Cfg::SmemLayoutQ{});
-    Tensor sdO = make_tensor(make_smem_ptr(ss.dout.data()), typename Cfg::SmemLayoutQ{});
-    Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), typename Cfg::SmemLayoutK{});
-    Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), typename Cfg::SmemLayoutV{});
+    if (threadIdx.x != 0 || n_steps == 0) return;
     prefetch_tma_descriptor(prm.tma_q.get_tma_descriptor());
     prefetch_tma_descriptor(prm.tma_do.get_tma_descriptor());
     prefetch_tma_descriptor(prm.tma_k.get_tma_descriptor());
@@ -1194,159 +1062,68 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     Tensor mK = prm.tma_k.get_tma_tensor(make_shape(rows_k, kHeadDim, p.heads_kv, batch_g));
     Tensor mV = prm.tma_v.get_tma_tensor(make_shape(rows_k, kHeadDim, p.heads_kv, batch_g));
 
+    {  // K and V of this CTA, once.
+      auto tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
+      Tensor gK = local_tile(domain_offset(make_coord(int(seq.k_start), _0{}), mK(_, _, hk, b_tma)),
+                             tile, make_coord(n_block, _0{}));
+      Tensor gV = local_tile(domain_offset(make_coord(int(seq.k_start), _0{}), mV(_, _, hk, b_tma)),
+                             tile, make_coord(n_block, _0{}));
+      auto [tKgK, tKsK] = tma_partition(prm.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK),
+                                        group_modes<0, 2>(gK));
+      auto [tVgV, tVsV] = tma_partition(prm.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV),
+                                        group_modes<0, 2>(gV));
+      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_kv, Cfg::kBytesKV);
+      copy(prm.tma_k.with(ss.bar_kv), tKgK, tKsK);
+      copy(prm.tma_v.with(ss.bar_kv), tVgV, tVsV);
+    }
+    pdl_wait();  // LSE*log2e and D: bwd_preprocess (K/V above are inputs)
+
     int stage = 0, phase = 0;
-    uint32_t kv_phase = 0;
-    bool first = true;
-#pragma unroll 1
-    for (int tile = tile0; tile < n_tiles; tile += tile_stride) {
-      const TileWork w = kPersistent ? tile_work<Cfg, kMasked>(prm, tile) : w_cta;
-      if (w.n0 >= w.seq.k_len || w.n_steps == 0) continue;
-      const int n_steps = w.n_steps, group = p.group_size();
-      // Persistent: the tile's values through smem (written here, read per step), as for the dQ
-      // warp; one tile per CTA: registers, as before.
-      if constexpr (kPersistent) {
-        const int64_t ps = padded_row_start(p, w.c.b, w.seq.q_start);
-        const int vals[8] = {w.c.hk, p.varlen ? 0 : w.c.b, w.m_first, w.m_count, w.m_rot, int(w.seq.q_start),
-                             int(uint32_t(uint64_t(ps))), int(uint32_t(uint64_t(ps) >> 32))};
-        volatile int* dst = ss.prod_tile;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) dst[i] = vals[i];
-      }
-      auto tv = [&](int i) -> int {
-        if constexpr (kPersistent) return static_cast<const volatile int*>(ss.prod_tile)[i];
-        const int64_t ps = padded_row_start(p, w.c.b, w.seq.q_start);
-        const int vals[8] = {w.c.hk, p.varlen ? 0 : w.c.b, w.m_first, w.m_count, w.m_rot, int(w.seq.q_start),
-                             int(uint32_t(uint64_t(ps))), int(uint32_t(uint64_t(ps) >> 32))};
-        return vals[i];
-      };
-      auto load_kv = [&]() {  // K and V of this tile, once
-        // Persistent: the previous tile's last wgmma reading sK/sV has retired (see the table).
-        if constexpr (kPersistent) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv_empty, kv_phase ^ 1);
-        // Coordinates recomputed here rather than kept live: the producer has 24 registers.
-        const CtaCoord ck = kPersistent ? cta_coord<Cfg, kMasked>(prm, tile) : w.c;
-        const int b_k = p.varlen ? 0 : ck.b;
-        const int64_t k_start = !kPersistent ? w.seq.k_start : p.varlen ? core::seq_info(p, ck.b).k_start : 0;
-        auto tile_k = Shape<Int<kBlockN>, Int<kHeadDim>>{};
-        Tensor gK = local_tile(domain_offset(make_coord(int(k_start), _0{}), mK(_, _, ck.hk, b_k)), tile_k,
-                               make_coord(ck.n_block, _0{}));
-        Tensor gV = local_tile(domain_offset(make_coord(int(k_start), _0{}), mV(_, _, ck.hk, b_k)), tile_k,
-                               make_coord(ck.n_block, _0{}));
-        auto [tKgK, tKsK] = tma_partition(prm.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK),
-                                          group_modes<0, 2>(gK));
-        auto [tVgV, tVsV] = tma_partition(prm.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV),
-                                          group_modes<0, 2>(gV));
-        cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_kv, Cfg::kBytesKV);
-        copy(prm.tma_k.with(ss.bar_kv), tKgK, tKsK);
-        copy(prm.tma_v.with(ss.bar_kv), tVgV, tVsV);
-        kv_phase ^= 1;
-      };
-      // The first tile loads K/V before anything else (they are inputs: no wait for
-      // bwd_preprocess); a later one after its first kStages - 1 Q/dO stages (-> the table above).
-      const int kv_at = first ? -1 : min(n_steps, kStages - 1);
-      if (first) {
-        load_kv();
-        pdl_wait();  // LSE*log2e and D: bwd_preprocess (K/V above are inputs)
-        first = false;
-      }
-
 #pragma unroll 1  // unrolled, the loop does not fit the producer's 24 registers
-      for (int step = 0; step < n_steps; ++step) {
-        if (kPersistent && step == kv_at) load_kv();
-        const int hk = tv(0), b_tma = tv(1), m_first = tv(2), m_count = tv(3), m_rot = tv(4), q_start = tv(5);
-        const int64_t prow_seq = int64_t(uint64_t(uint32_t(tv(6))) | uint64_t(uint32_t(tv(7))) << 32);
-        const int h = hk * group + step / m_count;
-        const int m = rotated_m(step % m_count, m_first, m_count, m_rot);
-        auto tile_q = Shape<Int<kBlockM>, Int<kHeadDim>>{};
-        Tensor gQ = local_tile(domain_offset(make_coord(q_start, _0{}), mQ(_, _, h, b_tma)),
-                               tile_q, make_coord(m, _0{}));
-        Tensor gdO = local_tile(domain_offset(make_coord(q_start, _0{}), mdO(_, _, h, b_tma)),
-                                tile_q, make_coord(m, _0{}));
-        auto [tQgQ, tQsQ] = tma_partition(prm.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                          group_modes<0, 2>(gQ));
-        auto [tdOgdO, tdOsdO] = tma_partition(prm.tma_do, _0{}, Layout<_1>{}, group_modes<0, 2>(sdO),
-                                              group_modes<0, 2>(gdO));
-        const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
+    for (int step = 0; step < n_steps; ++step) {
+      const int h = hk * group + step / m_count;
+      const int m = rotated_m(step % m_count, m_first, m_count, m_rot);
+      auto tile = Shape<Int<kBlockM>, Int<kHeadDim>>{};
+      Tensor gQ = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mQ(_, _, h, b_tma)),
+                             tile, make_coord(m, _0{}));
+      Tensor gdO = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mdO(_, _, h, b_tma)),
+                              tile, make_coord(m, _0{}));
+      auto [tQgQ, tQsQ] = tma_partition(prm.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                        group_modes<0, 2>(gQ));
+      auto [tdOgdO, tdOsdO] = tma_partition(prm.tma_do, _0{}, Layout<_1>{}, group_modes<0, 2>(sdO),
+                                            group_modes<0, 2>(gdO));
+      const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
 
-        // Parity phase^1: the first pass through the ring finds every stage free.
-        cutlass::arch::ClusterBarrier::wait(&ss.bar_empty[stage], phase ^ 1);
-        cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_q[stage],
-                                                                       Cfg::kBytesQ + Cfg::kBytesRow);
-        copy(prm.tma_q.with(ss.bar_q[stage]), tQgQ, tQsQ(_, stage));
-        SM90_BULK_COPY_G2S::copy(prm.ws.lse_log2 + prow, &ss.bar_q[stage], ss.lse[stage], Cfg::kBytesRow);
-        cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_do[stage],
-                                                                       Cfg::kBytesQ + Cfg::kBytesRow);
-        copy(prm.tma_do.with(ss.bar_do[stage]), tdOgdO, tdOsdO(_, stage));
-        SM90_BULK_COPY_G2S::copy(prm.ws.dpsum + prow, &ss.bar_do[stage], ss.dpsum[stage], Cfg::kBytesRow);
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1;
-        }
+      // Parity phase^1: the first pass through the ring finds every stage free.
+      cutlass::arch::ClusterBarrier::wait(&ss.bar_empty[stage], phase ^ 1);
+      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_q[stage],
+                                                                     Cfg::kBytesQ + Cfg::kBytesRow);
+      copy(prm.tma_q.with(ss.bar_q[stage]), tQgQ, tQsQ(_, stage));
+      SM90_BULK_COPY_G2S::copy(prm.ws.lse_log2 + prow, &ss.bar_q[stage], ss.lse[stage], Cfg::kBytesRow);
+      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_do[stage],
+                                                                     Cfg::kBytesQ + Cfg::kBytesRow);
+      copy(prm.tma_do.with(ss.bar_do[stage]), tdOgdO, tdOsdO(_, stage));
+      SM90_BULK_COPY_G2S::copy(prm.ws.dpsum + prow, &ss.bar_do[stage], ss.dpsum[stage], Cfg::kBytesRow);
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
       }
-      if (kPersistent && kv_at == n_steps) load_kv();  // fewer steps than kStages - 1
     }
     return;
   }
 
   // ---------------- consumers ----------------
   cutlass::arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+  const int tid = threadIdx.x - 128;
   // Before the first global access: the RED dQ path adds to the accumulator bwd_preprocess
   // zeroes, and the fused conversion reads it (their data otherwise comes through smem).
   pdl_wait();
 
-  // What runs on across tiles (the table above bwd_main): ring stage and phase, the dS^T buffer
-  // index, the K/V parity and the tile index. Persistent, they wait out the epilogue in this
-  // warp's smem word (tile_state, kTileShift and below), not in registers: kept live around
-  // the tile loop they spilled (d128), and within a tile stage/phase/buf are registers as before.
-  // Every lane writes the same value, always as read, __syncwarp, write (set_tile_word), so no
-  // lane reads a word another lane has already moved on. Without kPersistent every one of them
-  // starts at 0 and the tile loop runs once.
-  auto tile_word = [&]() -> volatile uint32_t& {
-    uint32_t t;
-    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
-    return ss.tile_state[kPersistent ? (t - 128) / 32 : 0];
-  };
-  auto set_tile_word = [&](uint32_t v) {
-    __syncwarp();
-    tile_word() = v;
-  };
-  auto cur_tile = [&]() { return kPersistent ? int(tile_word() >> kTileShift) : 0; };
-  if constexpr (kPersistent) set_tile_word(uint32_t(tile0) << kTileShift);
-  auto next_tile = [&]() {
-    const uint32_t v = uint32_t(tile_word()) + (uint32_t(tile_stride) << kTileShift);
-    set_tile_word(v);
-    return int(v >> kTileShift);
-  };
-
-  for (int tile = tile0; tile < n_tiles; tile = kPersistent ? next_tile() : n_tiles) {
-  const TileWork w = tile_work<Cfg, kMasked>(prm, tile);
-  if (w.n0 >= w.seq.k_len) continue;
-  const int n_block = w.c.n_block, hk = w.c.hk, b = w.c.b;
-  const core::SeqInfo seq = w.seq;
-  const int64_t n0 = w.n0;
-  const int m_first = w.m_first, m_count = w.m_count, n_steps = w.n_steps, m_rot = w.m_rot;
-  const int group = p.group_size();
-  const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
-  // (Built here, not where cta_band is: in the call below it cost d128 ~100 bytes of spills.)
-  const core::Mask mask = tile_mask<Cfg, kMasked>(p, seq);
-  // Persistent: the smem tensors and wgmma descriptors are rebuilt per tile from a base address
-  // the compiler cannot see through, so they are not hoisted out of the tile loop and kept live
-  // through the epilogue beside the dK/dV accumulators (d128: 364 -> 144 bytes of spill stores
-  // with this and the opaque thread index below).
-  SharedStorage& st = *reinterpret_cast<SharedStorage*>(opaque_smem_ptr<kPersistent>(smem_raw));
-  // The same for the thread index: what derives from it (fragment coordinates, mask offsets,
-  // stmatrix addresses) is dead during the epilogue instead of hoisted out of the tile loop.
-  uint32_t tid_raw = threadIdx.x;
-  if constexpr (kPersistent) asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_raw));
-  const int tid = int(tid_raw) - 128;
-  Tensor sQ = make_tensor(make_smem_ptr(st.q.data()), typename Cfg::SmemLayoutQ{});
-  Tensor sdO = make_tensor(make_smem_ptr(st.dout.data()), typename Cfg::SmemLayoutQ{});
-  Tensor sK = make_tensor(make_smem_ptr(st.k.data()), typename Cfg::SmemLayoutK{});
-  Tensor sV = make_tensor(make_smem_ptr(st.v.data()), typename Cfg::SmemLayoutV{});
-  Tensor sQt = make_tensor(make_smem_ptr(st.q.data()), typename Cfg::SmemLayoutQt{});
-  Tensor sdOt = make_tensor(make_smem_ptr(st.dout.data()), typename Cfg::SmemLayoutQt{});
-  Tensor sKt = make_tensor(make_smem_ptr(st.k.data()), typename Cfg::SmemLayoutKt{});
-  Tensor sdSt = make_tensor(make_smem_ptr(st.ds.data()), typename Cfg::SmemLayoutdSt{});
-  Tensor sdS = make_tensor(make_smem_ptr(st.ds.data()), typename Cfg::SmemLayoutdS{});
+  Tensor sQt = make_tensor(make_smem_ptr(ss.q.data()), typename Cfg::SmemLayoutQt{});
+  Tensor sdOt = make_tensor(make_smem_ptr(ss.dout.data()), typename Cfg::SmemLayoutQt{});
+  Tensor sKt = make_tensor(make_smem_ptr(ss.k.data()), typename Cfg::SmemLayoutKt{});
+  Tensor sdSt = make_tensor(make_smem_ptr(ss.ds.data()), typename Cfg::SmemLayoutdSt{});
+  Tensor sdS = make_tensor(make_smem_ptr(ss.ds.data()), typename Cfg::SmemLayoutdS{});
 
   typename Cfg::MmaSdP mma_sdp;
   typename Cfg::MmadKV mma_dkv;
@@ -1376,13 +1153,13 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   auto thr_copy_ds = copy_ds.get_thread_slice(tid);
   Tensor tdSsdS = thr_copy_ds.partition_D(sdSt);  // (CPY, CPY_M, CPY_N, buffers)
   // Split-D only: P^T in smem (the SS operands of dV/dK are partitioned where used).
-  Tensor sPt = make_tensor(make_smem_ptr(st.pt.data()), typename Cfg::SmemLayoutdSt{});
+  Tensor sPt = make_tensor(make_smem_ptr(ss.pt.data()), typename Cfg::SmemLayoutdSt{});
 
   // kDsStsm: the lane's dS^T stmatrix address (buffer 0, column pair 0); unused otherwise. P^T
   // (split-D) sits at a compile-time distance from dS^T in the same layout.
-  const uint32_t ds_base = Cfg::kDsStsm ? ds_stsm_lane_base<Cfg::kSplitD>(st.ds.data(), tid) : 0u;
+  const uint32_t ds_base = Cfg::kDsStsm ? ds_stsm_lane_base<Cfg::kSplitD>(ss.ds.data(), tid) : 0u;
   const uint32_t pt_from_ds =
-      uint32_t(reinterpret_cast<const char*>(st.pt.data()) - reinterpret_cast<const char*>(st.ds.data()));
+      uint32_t(reinterpret_cast<const char*>(ss.pt.data()) - reinterpret_cast<const char*>(ss.ds.data()));
   // One S^T-shaped bf16 tile (P^T or dS^T) to smem buffer `buf` by stmatrix. The packed register
   // 2j + h holds rows 8h + lane/4, query columns 8j + 2(lane%4) + {0, 1} (the wgmma accumulator
   // layout), i.e. matrix (h, j) of stmatrix. Query columns 64.. (kBlockM = 128) are in the second
@@ -1398,11 +1175,22 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
                   r32(2 * j + 1), r32(2 * j + 2), r32(2 * j + 3));
   };
 
+  if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
+
+  const CtaBand cta_band(mask, n0);
+  int stage = 0, phase = 0, buf = 0;
   // With kPrefetchS the S^T accumulators live across steps (issued at the end of the previous
   // step). Not with softcap: its P^T/dS^T loop keeps tanh's derivative per score, and ptxas then
   // serialised the wgmmas (C7511, d64).
   constexpr bool kPrefetchS = Cfg::kPrefetchS && !kSoftcap;
   Tensor tSrS_carried = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+  if constexpr (kPrefetchS) {
+    if (n_steps > 0) {
+      cutlass::arch::ClusterBarrier::wait(&ss.bar_q[0], 0);
+      wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, 0), tSrS_carried);
+      warpgroup_wait<0>();
+    }
+  }
   // dQ_blk (fragment order) to the staging buffer once the dQ warp has finished reading the
   // previous one (conflict-free 16-byte stores), then handed to the dQ warp, which issues the
   // reduce-add (and in the deterministic mode waits for its turn) while we go on.
@@ -1412,7 +1200,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // the loop in a register the softcap variant does not have.
     uint32_t tid_now;
     asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
-    float* sdq = st.dq.data() + Cfg::dq_frag_offset(int(tid_now) - 128, 0);
+    float* sdq = ss.dq.data() + Cfg::dq_frag_offset(int(tid_now) - 128, 0);
     CUTE_UNROLL
     for (int i = 0; i < size(acc); i += 4)
       *reinterpret_cast<float4*>(sdq + i * 128) = make_float4(acc(i), acc(i + 1), acc(i + 2), acc(i + 3));
@@ -1421,50 +1209,11 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   };
   // kDqDefer: the previous step's dQ_blk, staged in this step (see BwdConfig::kDqDefer).
   Tensor tdQrdQ_prev = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
-  const uint32_t carried = kPersistent ? uint32_t(tile_word()) : 0u;
-  if constexpr (kPersistent) set_tile_word(carried | uint32_t(n_steps > 0) << kHasStepsBit);
-  int stage = int(carried & kStageMask), phase = int(carried >> kPhaseBit) & 1, buf = int(carried >> kBufBit) & 1;
-  if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, (carried >> kKvBit) & 1u);
-
-  const CtaBand cta_band_r(mask, n0);
-  // Persistent: the loop's per-tile scalars through this warp's smem copy (written by every lane,
-  // same values, after the warp's reads of the previous tile's: __syncwarp); one tile per CTA:
-  // the registers, as before.
-  auto cons_slot = [&]() -> volatile int* {
-    uint32_t t;
-    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
-    return ss.cons_tile[kPersistent ? (t - 128) / 32 : 0];
-  };
-  if constexpr (kPersistent) {
-    __syncwarp();
-    volatile int* c = cons_slot();
-    c[0] = hk, c[1] = m_first, c[2] = m_count, c[3] = m_rot;
-    c[4] = cta_band_r.diag0, c[5] = cta_band_r.left, c[6] = cta_band_r.right;
-    c[7] = cta_band_r.key_end, c[8] = cta_band_r.k_last, c[9] = cta_band_r.diag_n0;
-  }
-  auto cval = [&](int i, int reg) -> int {
-    if constexpr (kPersistent) return cons_slot()[i];
-    return reg;
-  };
-  auto cband = [&]() -> CtaBand {
-    if constexpr (!kPersistent) return cta_band_r;
-    CtaBand r;
-    volatile int* c = cons_slot();
-    r.diag0 = c[4], r.left = c[5], r.right = c[6], r.key_end = c[7], r.k_last = c[8], r.diag_n0 = c[9];
-    return r;
-  };
-  if constexpr (kPrefetchS) {
-    if (n_steps > 0) {
-      cutlass::arch::ClusterBarrier::wait(&ss.bar_q[stage], phase);
-      wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, stage), tSrS_carried);
-      warpgroup_wait<0>();
-    }
-  }
   int steps_left = n_steps;
-  for (int h = cval(0, hk) * group; h < (cval(0, hk) + 1) * group; ++h) {
-  for (int mi = 0; mi < cval(2, m_count); ++mi) {
-    const int i0 = rotated_m(mi, cval(1, m_first), cval(2, m_count), cval(3, m_rot)) * kBlockM;
-    const BlockBand band = cband().block(i0);
+  for (int h = hk * group; h < (hk + 1) * group; ++h) {
+  for (int mi = 0; mi < m_count; ++mi) {
+    const int i0 = rotated_m(mi, m_first, m_count, m_rot) * kBlockM;
+    const BlockBand band = cta_band.block(i0);
     const bool need_mask = !band.template whole_tile_visible<kBlockM, kBlockN>();
     --steps_left;
 
@@ -1617,8 +1366,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       // ptxas does not follow wgmma groups across the loop's back edge and serialised every
       // wgmma (C7514/C7515) when the group was in flight there. Issued after the last step too
       // (reading a stage whose loads have all completed; the result is dropped), so that every
-      // path has the same groups in flight. (Persistent: the producer may already be loading
-      // the next tile's Q into that stage; the dropped result may then read a mix.)
+      // path has the same groups in flight.
       warpgroup_wait<1>();
       const int next = stage + 1 == kStages ? 0 : stage + 1;
       if (steps_left > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_q[next], next == 0 ? phase ^ 1 : phase);
@@ -1648,7 +1396,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
         int* turn = prm.ws.dq_turn + prow / kTurnRows;
         int my_turn = 0;
         if (p.deterministic) {
-          my_turn = cband().dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
+          my_turn = cta_band.dq_turn(i0, n_block, kBlockM, kBlockN, int(seq.q_len), dq_descending);
           if (tid == 0)
             while (load_acquire(turn) != my_turn) __nanosleep(32);
           consumer_sync(int(BarrierId::DqTurn), kConsumerThreads);
@@ -1694,15 +1442,6 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     }
   }
   }
-  if constexpr (kPersistent) {
-    const uint32_t t = uint32_t(tile_word());
-    const uint32_t had_steps = (t >> kHasStepsBit) & 1u;
-    // Every wgmma of this tile has retired (each step ends waiting for all of its own): sK/sV
-    // may take the next tile's K/V while we finish this one.
-    if (had_steps) cutlass::arch::ClusterBarrier::arrive(&ss.bar_kv_empty);
-    set_tile_word((t & ~((1u << kTileShift) - 1u)) | (((t >> kKvBit) ^ had_steps) & 1u) << kKvBit |
-                  uint32_t(buf) << kBufBit | uint32_t(phase) << kPhaseBit | uint32_t(stage));
-  }
   if constexpr (Cfg::kDqDefer > 0) {
     if (n_steps > 0) stage_dq(tdQrdQ_prev);  // the last step's dQ_blk
   }
@@ -1711,11 +1450,10 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
   T* dk = static_cast<T*>(p.dk);
   T* dv = static_cast<T*>(p.dv);
-  const CtaCoord ce = cta_coord<Cfg, kMasked>(prm, cur_tile());  // = (n_block, hk, b), recomputed
+  const CtaCoord ce = cta_coord<Cfg, kMasked>(prm);  // = (n_block, hk, b), recomputed
   const int64_t n0_epi = int64_t(ce.n_block) * kBlockN;         // = n0
   const int b_e = ce.b, hk_e = ce.hk;
-  // Recomputed (varlen: two loads) rather than kept live across the main loop.
-  const core::SeqInfo seq_e = core::seq_info(p, b_e);
+  const core::SeqInfo seq_e = Cfg::kGroupedOrder ? core::seq_info(p, b_e) : seq;
   if constexpr (Cfg::kEpilogueRows) {
     // The thread's values sit in two key rows (kj0, kj0 + 8) at columns c0 + 8j + {0, 1}: value
     // i = e + 2h + 4j of the one-atom wgmma accumulator (checked against the MMA partition by
@@ -1756,10 +1494,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       uint32_t tid_now;
       asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid_now));
       fused_convert_dq<Cfg, kMasked>(prm, ss.dq_last, reinterpret_cast<uint16_t*>(ss.dq.data()),
-                                     int(tid_now) - 128, cur_tile());
+                                     int(tid_now) - 128);
     }
   }
-  }  // tile loop
 }
 
 }  // namespace fa::cuda::sm90_bwd
