@@ -401,8 +401,9 @@ struct BwdConfig {
     // two words), likewise.
     int prod_tile[kPersistent ? 8 : 1];
     // Each consumer warp's copy of its tile's loop bounds and mask band (hk, m_first, m_count,
-    // m_rot, CtaBand's 6 ints), read in the main loop instead of held in registers.
-    int cons_tile[kPersistent ? kConsumerThreads / 32 : 1][10];
+    // m_rot, CtaBand's 6 ints, the GQA group size), read in the main loop instead of held in
+    // registers.
+    int cons_tile[kPersistent ? kConsumerThreads / 32 : 1][11];
   };
   static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
 };

@@ -647,6 +647,7 @@ bwd_main_persistent(const __grid_constant__ BwdParams<Cfg> prm) {
     c[0] = hk, c[1] = m_first, c[2] = m_count, c[3] = m_rot;
     c[4] = cta_band_r.diag0, c[5] = cta_band_r.left, c[6] = cta_band_r.right;
     c[7] = cta_band_r.key_end, c[8] = cta_band_r.k_last, c[9] = cta_band_r.diag_n0;
+    c[10] = group;  // a division: kept in a register across the loop it was spilled (d128)
   }
   auto cval = [&](int i, int reg) -> int {
     if constexpr (kPersistent) return cons_slot()[i];
@@ -667,7 +668,7 @@ bwd_main_persistent(const __grid_constant__ BwdParams<Cfg> prm) {
     }
   }
   int steps_left = n_steps;
-  for (int h = cval(0, hk) * group; h < (cval(0, hk) + 1) * group; ++h) {
+  for (int h = cval(0, hk) * cval(10, group); h < (cval(0, hk) + 1) * cval(10, group); ++h) {
   for (int mi = 0; mi < cval(2, m_count); ++mi) {
     const int i0 = rotated_m(mi, cval(1, m_first), cval(2, m_count), cval(3, m_rot)) * kBlockM;
     const BlockBand band = cband().block(i0);
@@ -814,7 +815,14 @@ bwd_main_persistent(const __grid_constant__ BwdParams<Cfg> prm) {
       if constexpr (!Cfg::kDvEarly) wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
       wgmma_batch<false>(mma_dkv, tdKrdSt(_, _, _, buf), tdKrQ(_, _, _, stage), tdKrdK);
     }
-    if constexpr (!Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
+    if constexpr (!Cfg::kDqFirst) {
+      // The dQ operands' descriptors from a fresh opaque base, here rather than loop-invariant
+      // registers (kept live across the step loop they were spilled, d128).
+      SharedStorage& s2 = *reinterpret_cast<SharedStorage*>(opaque_smem_ptr<kPersistent>(smem_raw));
+      Tensor tdQrdS2 = thr_dq.partition_fragment_A(make_tensor(make_smem_ptr(s2.ds.data()), typename Cfg::SmemLayoutdS{}));
+      Tensor tdQrK2 = thr_dq.partition_fragment_B(make_tensor(make_smem_ptr(s2.k.data()), typename Cfg::SmemLayoutKt{}));
+      wgmma_batch<true>(mma_dq, tdQrdS2(_, _, _, buf), tdQrK2, tdQrdQ);
+    }
     if constexpr (Cfg::kDqBeforeDk) issue_dk(0);  // dQ is waited for below, with dK in flight
     if constexpr (kPrefetchS) {
       // Wait for dV/dK first (their register operands P^T, dS^T are then free), so that only
