@@ -404,6 +404,8 @@ struct BwdConfig {
     // m_rot, CtaBand's 6 ints, the GQA group size), read in the main loop instead of held in
     // registers.
     int cons_tile[kPersistent ? kConsumerThreads / 32 : 1][11];
+    // The producer warps' (TMA warp, dQ warp) staged tile description (StagedTile).
+    int pwork[kPersistent ? 2 : 1][14];
   };
   static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
 };

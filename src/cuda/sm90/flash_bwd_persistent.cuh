@@ -255,6 +255,49 @@ __device__ __forceinline__ TileWork tile_work(const BwdParams<Cfg>& prm, int til
   return w;
 }
 
+// tile_work for the producer warps (24 registers): computed in stages, each stage's results
+// stored to the warp's smem words and what a later stage needs read back from there (volatile),
+// so that no stage keeps another's values live (tile_work whole, inlined there, spilled ~30
+// values per warp). Words: n_block, hk, b, then q_start, q_len, k_start, k_len as two words
+// each (little-endian), m_first, m_count, m_rot.
+struct StagedTile {
+  volatile int* s;
+  __device__ int n_block() const { return s[0]; }
+  __device__ int hk() const { return s[1]; }
+  __device__ int b() const { return s[2]; }
+  __device__ int64_t get64(int i) const { return int64_t(uint64_t(uint32_t(s[i])) | uint64_t(uint32_t(s[i + 1])) << 32); }
+  __device__ void put64(int i, int64_t v) const {
+    s[i] = int(uint32_t(uint64_t(v)));
+    s[i + 1] = int(uint32_t(uint64_t(v) >> 32));
+  }
+  __device__ int64_t q_start() const { return get64(3); }
+  __device__ int64_t q_len() const { return get64(5); }
+  __device__ int64_t k_start() const { return get64(7); }
+  __device__ int64_t k_len() const { return get64(9); }
+  __device__ int m_first() const { return s[11]; }
+  __device__ int m_count() const { return s[12]; }
+  __device__ int m_rot() const { return s[13]; }
+};
+template <class Cfg, bool kMasked>
+__device__ __forceinline__ void stage_tile_work(const BwdParams<Cfg>& prm, int tile, const StagedTile& t) {
+  {
+    const CtaCoord c = tile_coord<Cfg, kMasked>(prm, tile);
+    t.s[0] = c.n_block, t.s[1] = c.hk, t.s[2] = c.b;
+  }
+  {
+    const core::SeqInfo q = core::seq_info(prm.p, t.b());
+    t.put64(3, q.q_start), t.put64(5, q.q_len), t.put64(7, q.k_start), t.put64(9, q.k_len);
+  }
+  {
+    const int64_t k_len = t.k_len(), n0 = int64_t(t.n_block()) * Cfg::kBlockN;
+    int m_first = 0, m_last = 0;
+    const core::Mask mask(t.q_len(), k_len, kMasked ? prm.p.window_left : -1, kMasked ? prm.p.window_right : -1);
+    query_block_range(mask, n0, min(n0 + Cfg::kBlockN, k_len), Cfg::kBlockM, &m_first, &m_last);
+    t.s[11] = m_first, t.s[12] = m_last - m_first;
+  }
+  t.s[13] = prm.rotate_m ? rotation_start_tile(t.n_block(), int(t.k_len()), Cfg::kBlockN, t.m_count()) : 0;
+}
+
 // Persistent CTAs (Cfg::kPersistent): every role walks the same tiles (tile = blockIdx.x,
 // + gridDim.x, ... < n_tiles) and skips the same ones (TileWork), carrying its state across them:
 //
@@ -348,34 +391,40 @@ bwd_main_persistent(const __grid_constant__ BwdParams<Cfg> prm) {
         pdl_wait();  // the accumulator, counters: bwd_preprocess
 #pragma unroll 1
         for (int tile = tile0; tile < n_tiles; tile += tile_stride) {
-          const TileWork w = kPersistent ? tile_work<Cfg, kMasked>(prm, tile) : w_cta;
-          if (w.n0 >= w.seq.k_len) continue;
-          auto make_dq_tile = [&]() {
-            return DqTile{w.c.hk,     w.m_first, w.m_count, w.m_rot, w.c.n_block, int(w.seq.q_len),
-                          padded_row_start(p, w.c.b, w.seq.q_start), CtaBand(tile_mask<Cfg, kMasked>(p, w.seq), w.n0)};
-          };
-          if (w.n_steps > 0) {
-            if constexpr (kPersistent) {
-              // Persistent: the tile's values go to smem once and are read back per step (kept
-              // in registers next to the tile loop's they spilled). The previous tile's reads
-              // are done: dq_writer ends with __syncwarp.
-              static_assert(sizeof(DqTile) == sizeof(ss.dq_tile) && offsetof(DqTile, prow_seq) == 24 &&
-                                offsetof(DqTile, band) == 32 && offsetof(CtaBand, diag_n0) == 20,
-                            "DqTile as 14 words: 6 ints, prow_seq (little-endian), CtaBand's 6 ints");
-              const DqTile t = make_dq_tile();
-              if (threadIdx.x % 32 == 0) memcpy(ss.dq_tile, &t, sizeof(t));
-              __syncwarp();
-              auto smem_dq_tile = [&]() {
-                const volatile int* v = ss.dq_tile;
-                DqTile r{v[0], v[1], v[2], v[3], v[4], v[5], int64_t(uint32_t(v[6])) | int64_t(v[7]) << 32, CtaBand()};
-                r.band.diag0 = v[8], r.band.left = v[9], r.band.right = v[10];
-                r.band.key_end = v[11], r.band.k_last = v[12], r.band.diag_n0 = v[13];
-                return r;
-              };
-              dq_writer_tiles<Cfg>(prm, ss.dq.data(), ss.dq_last, smem_dq_tile, dq_descending);
-            } else {
-              dq_writer_tiles<Cfg>(prm, ss.dq.data(), ss.dq_last, make_dq_tile, dq_descending);
+          // All lanes compute and write the same words; the __syncwarp()s keep the warp on one
+          // tile (no lane rewrites a word another still reads: dq_writer ends with __syncwarp).
+          __syncwarp();
+          const StagedTile t{ss.pwork[1]};
+          stage_tile_work<Cfg, kMasked>(prm, tile, t);
+          __syncwarp();
+          if (int64_t(t.n_block()) * kBlockN >= t.k_len()) continue;
+          if (t.m_count() > 0) {  // n_steps = group * m_count > 0
+            // The tile's DqTile to smem in stages as well, read back per step by dq_writer.
+            static_assert(sizeof(DqTile) == sizeof(ss.dq_tile) && offsetof(DqTile, prow_seq) == 24 &&
+                              offsetof(DqTile, band) == 32 && offsetof(CtaBand, diag_n0) == 20,
+                          "DqTile as 14 words: 6 ints, prow_seq (little-endian), CtaBand's 6 ints");
+            volatile int* d = ss.dq_tile;
+            d[0] = t.hk(), d[1] = t.m_first(), d[2] = t.m_count(), d[3] = t.m_rot(), d[4] = t.n_block();
+            d[5] = int(t.q_len());
+            {
+              const int64_t ps = padded_row_start(p, t.b(), t.q_start());
+              d[6] = int(uint32_t(uint64_t(ps))), d[7] = int(uint32_t(uint64_t(ps) >> 32));
             }
+            {
+              const core::Mask mask(t.q_len(), t.k_len(), kMasked ? p.window_left : -1, kMasked ? p.window_right : -1);
+              const CtaBand band(mask, int64_t(t.n_block()) * kBlockN);
+              d[8] = band.diag0, d[9] = band.left, d[10] = band.right;
+              d[11] = band.key_end, d[12] = band.k_last, d[13] = band.diag_n0;
+            }
+            __syncwarp();
+            auto smem_dq_tile = [&]() {
+              const volatile int* v = ss.dq_tile;
+              DqTile r{v[0], v[1], v[2], v[3], v[4], v[5], int64_t(uint32_t(v[6])) | int64_t(v[7]) << 32, CtaBand()};
+              r.band.diag0 = v[8], r.band.left = v[9], r.band.right = v[10];
+              r.band.key_end = v[11], r.band.k_last = v[12], r.band.diag_n0 = v[13];
+              return r;
+            };
+            dq_writer_tiles<Cfg>(prm, ss.dq.data(), ss.dq_last, smem_dq_tile, dq_descending);
           }
           // The conversion bits are final: the consumers may start converting.
           if (kFusedConvert && prm.fused_convert) named_arrive(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
@@ -405,38 +454,31 @@ bwd_main_persistent(const __grid_constant__ BwdParams<Cfg> prm) {
     bool first = true;
 #pragma unroll 1
     for (int tile = tile0; tile < n_tiles; tile += tile_stride) {
-      const TileWork w = kPersistent ? tile_work<Cfg, kMasked>(prm, tile) : w_cta;
-      if (w.n0 >= w.seq.k_len || w.n_steps == 0) continue;
-      const int n_steps = w.n_steps, group = p.group_size();
-      // Persistent: the tile's values through smem (written here, read per step), as for the dQ
-      // warp; one tile per CTA: registers, as before.
-      if constexpr (kPersistent) {
-        const int64_t ps = padded_row_start(p, w.c.b, w.seq.q_start);
-        const int vals[8] = {w.c.hk, p.varlen ? 0 : w.c.b, w.m_first, w.m_count, w.m_rot, int(w.seq.q_start),
-                             int(uint32_t(uint64_t(ps))), int(uint32_t(uint64_t(ps) >> 32))};
+      const StagedTile t{ss.pwork[0]};
+      stage_tile_work<Cfg, kMasked>(prm, tile, t);
+      const int group = p.group_size(), n_steps = t.m_count() * group;
+      if (int64_t(t.n_block()) * kBlockN >= t.k_len() || n_steps == 0) continue;
+      // The values the steps need, through smem (written here, read per step).
+      {
         volatile int* dst = ss.prod_tile;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) dst[i] = vals[i];
+        dst[0] = t.hk(), dst[1] = p.varlen ? 0 : t.b(), dst[2] = t.m_first(), dst[3] = t.m_count();
+        dst[4] = t.m_rot(), dst[5] = int(t.q_start());
+        const int64_t ps = padded_row_start(p, t.b(), t.q_start());
+        dst[6] = int(uint32_t(uint64_t(ps))), dst[7] = int(uint32_t(uint64_t(ps) >> 32));
       }
-      auto tv = [&](int i) -> int {
-        if constexpr (kPersistent) return static_cast<const volatile int*>(ss.prod_tile)[i];
-        const int64_t ps = padded_row_start(p, w.c.b, w.seq.q_start);
-        const int vals[8] = {w.c.hk, p.varlen ? 0 : w.c.b, w.m_first, w.m_count, w.m_rot, int(w.seq.q_start),
-                             int(uint32_t(uint64_t(ps))), int(uint32_t(uint64_t(ps) >> 32))};
-        return vals[i];
-      };
+      auto tv = [&](int i) -> int { return static_cast<const volatile int*>(ss.prod_tile)[i]; };
       auto load_kv = [&]() {  // K and V of this tile, once
         // Persistent: the previous tile's last wgmma reading sK/sV has retired (see the table).
         if constexpr (kPersistent) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv_empty, kv_phase ^ 1);
         // Coordinates recomputed here rather than kept live: the producer has 24 registers.
-        const CtaCoord ck = kPersistent ? tile_coord<Cfg, kMasked>(prm, tile) : w.c;
-        const int b_k = p.varlen ? 0 : ck.b;
-        const int64_t k_start = !kPersistent ? w.seq.k_start : p.varlen ? core::seq_info(p, ck.b).k_start : 0;
+        // Read back from the staged tile (still this tile's: the next is staged after it).
+        const int b_k = p.varlen ? 0 : t.b(), hk_k = t.hk(), n_block_k = t.n_block();
+        const int64_t k_start = p.varlen ? t.k_start() : 0;
         auto tile_k = Shape<Int<kBlockN>, Int<kHeadDim>>{};
-        Tensor gK = local_tile(domain_offset(make_coord(int(k_start), _0{}), mK(_, _, ck.hk, b_k)), tile_k,
-                               make_coord(ck.n_block, _0{}));
-        Tensor gV = local_tile(domain_offset(make_coord(int(k_start), _0{}), mV(_, _, ck.hk, b_k)), tile_k,
-                               make_coord(ck.n_block, _0{}));
+        Tensor gK = local_tile(domain_offset(make_coord(int(k_start), _0{}), mK(_, _, hk_k, b_k)), tile_k,
+                               make_coord(n_block_k, _0{}));
+        Tensor gV = local_tile(domain_offset(make_coord(int(k_start), _0{}), mV(_, _, hk_k, b_k)), tile_k,
+                               make_coord(n_block_k, _0{}));
         auto [tKgK, tKsK] = tma_partition(prm.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK),
                                           group_modes<0, 2>(gK));
         auto [tVgV, tVsV] = tma_partition(prm.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV),
