@@ -289,11 +289,13 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     // has no mask window (every key block of a sequence then has the same number of steps, so
     // static tile striding is balanced), and with one as well for FA_SM90_BWD_PERSISTENT_MASKED
     // (causal: the longest-first order gives CTA c the c-th longest tile of every wave); bwd_main
-    // otherwise. Both are in the instance only where the head dim's PERSISTENT bit is set.
+    // otherwise. Both are in the instance only where the head dim's PERSISTENT bit is set, and
+    // not with softcap (there bwd_main_persistent spilled: d128 12 B, ptxas; rare calls anyway).
+    constexpr bool kHasPersistent = Cfg::kPersistent && !kSoftcap;
     using MainKernel = void (*)(BwdParams<Cfg>);
     MainKernel kernel = bwd_main<Cfg, kMasked, kSoftcap>;
     bool persistent = false;
-    if constexpr (Cfg::kPersistent) {
+    if constexpr (kHasPersistent) {
       const bool windowed = kMasked && (p.window_left >= 0 || p.window_right >= 0);
       if (Cfg::kPersistentMasked || !windowed) {
         kernel = bwd_main_persistent<Cfg, kMasked, kSoftcap>;
@@ -305,7 +307,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
     dim3 grid(n_blocks, p.heads_kv, p.batch);
-    if constexpr (Cfg::kPersistent) {
+    if constexpr (kHasPersistent) {
       if (persistent) {
         // Tiles in tile_coord's linear order; the consumers keep the index (and the next one, up
         // to n_tiles + grid) in a 26-bit field (tile_state): 2^25 tiles, far above any real call.

@@ -281,13 +281,16 @@ struct BwdConfig {
   // CTA from the same binary. Why: a one-tile CTA pays a prologue nothing overlaps (barrier
   // init, K/V and the first Q/dO stage before its first wgmma) and an epilogue (the dK/dV
   // stores) before its SM takes the next CTA; persistent, the producer loads the next tile's K/V
-  // and first stages while the consumers write dK/dV. Default 0 (off): session-7 H200 A/B
-  // (commit ce0cd9e, bf16): persistence itself gained 3-10% at short non-causal N (d64/d128
-  // N512-1k), but the persistent kernel spilled at d64-d128 (152-348 B) and lost 1-3% to
-  // bwd_main at d256 non-causal; with causal masks the static tile striding is unbalanced (d256
-  // N8k 296 vs 393 TFLOP/s), hence the separate mask. bwd_main does not depend on these switches.
+  // and first stages while the consumers write dK/dV. Session-7 H200 A/B (commit ce0cd9e, bf16):
+  // persistence itself gained 3-10% at short non-causal N (d64/d128 N512-1k), but that
+  // persistent kernel spilled at d64-d128 (152-348 B) and lost 1-3% to bwd_main at d256
+  // non-causal; with causal masks the static tile striding is unbalanced (d256 N8k 296 vs 393
+  // TFLOP/s), hence the separate mask. Default 8 = d128, whose persistent kernel now compiles
+  // without spills (bf16, fp16; softcap instances keep bwd_main: flash_bwd.cuh); d96 also
+  // compiles clean (opt-in), d64 spills (148 B), d192/d256 were slower. NOT yet measured on the
+  // GPU in this form. MASKED default 0. bwd_main does not depend on these switches.
 #ifndef FA_SM90_BWD_PERSISTENT
-#define FA_SM90_BWD_PERSISTENT 0
+#define FA_SM90_BWD_PERSISTENT 8
 #endif
 #ifndef FA_SM90_BWD_PERSISTENT_MASKED
 #define FA_SM90_BWD_PERSISTENT_MASKED 0
