@@ -112,7 +112,7 @@ std::vector<Case> bwd_ring_cases() {
       causal(mk(FP16, 128, 8, 40, 8, 300, 300)),                      // GQA 5:1: 192 tiles
       causal(mk(FP16, 64, 16, 32, 8, 300, 300)),                      // 384 tiles
       window(mk(BF16, 128, 8, 16, 16, 300, 1000), 32, 32),            // key blocks 0-4 see no query
-      softcap(mk(BF16, 128, 4, 32, 32, 256, 256), 30.f),              // 256 tiles
+      softcap(mk(BF16, 128, 4, 32, 32, 256, 256), 30.f),              // 256 tiles (softcap: bwd_main)
       causal(mk(BF16, 256, 8, 32, 16, 256, 256)),                     // split-D: 4 x 128 = 512 tiles
       mk(FP16, 96, 8, 16, 16, 300, 300),                              // 384 tiles
       causal(varlen(mk(BF16, 128, 0, 64, 32, 0, 0), {0, 17, 300, 1, 0, 129, 64}, {5, 17, 300, 0, 0, 257, 64})),
