@@ -67,12 +67,12 @@ auto make_tma(const void* ptr, const core::Strides& s, int rows, int heads, int 
 // Run-time knobs of the grouped CTA order (BwdConfig::kGroupedOrder), read once per process:
 //   FA_SM90_BWD_CTA_MIN_NBLOCKS  group only with at least this many key blocks (default: the
 //                                build's FA_SM90_BWD_CTA_ORDER_MIN_NBLOCKS; 0 = always)
-//   FA_SM90_BWD_CTA_WAVES        a group's target size in waves of CTAs (default 2)
+//   FA_SM90_BWD_CTA_WAVES        a group's target size in waves of CTAs (default: cta_waves)
 // Unset, malformed or negative values keep the default. They only choose among orders the
 // kernel supports (cta_coord); the set of CTAs and each CTA's work are the same in all of them.
 struct CtaOrderKnobs {
   int min_nblocks;
-  int waves;
+  int waves;  // FA_SM90_BWD_CTA_WAVES, or -1 (unset): cta_waves decides per call
 };
 
 inline int env_int(const char* name, int fallback) {
@@ -84,10 +84,21 @@ inline int env_int(const char* name, int fallback) {
   return int(x);
 }
 
+// Default group size in waves: 1 up to 32 key blocks per sequence, 2 above. Why: the group is
+// rounded up to a divisor of the pair count, which at few key blocks can double it (d256 causal
+// N1k, 128 pairs x 16 blocks: 2 waves ask for G >= 17 and get 32, ~3.9 waves of CTAs; 1 wave
+// gets 16). H200 session 7 round 2, d256 causal ÷ cuDNN at N 512/1k/2k (bf16): waves 2 1.01 /
+// 0.94 / 1.01, waves 1 1.01 / 1.00 / 1.02, waves 4 1.00 / 0.74 / 0.94. Above 32 blocks (N >= 4k
+// at d192/d256) the session-4 value 2 stays: waves 1 was not timed there.
+inline int cta_waves(int n_blocks, int env_waves) {
+  if (env_waves >= 0) return std::max(1, env_waves);
+  return n_blocks <= 32 ? 1 : 2;
+}
+
 inline CtaOrderKnobs cta_order_knobs(int default_min_nblocks) {
   static const int min_nblocks = env_int("FA_SM90_BWD_CTA_MIN_NBLOCKS", -1);
-  static const int waves = env_int("FA_SM90_BWD_CTA_WAVES", 2);
-  return {min_nblocks >= 0 ? min_nblocks : default_min_nblocks, std::max(1, waves)};
+  static const int waves = env_int("FA_SM90_BWD_CTA_WAVES", -1);
+  return {min_nblocks >= 0 ? min_nblocks : default_min_nblocks, waves};
 }
 
 // Largest per-CTA step count (query heads of the group x query blocks) that takes the fused dQ
@@ -259,20 +270,20 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     // key blocks' ranges already), never in the deterministic mode.
     prm.rotate_m = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0) ? 1 : 0;
     // Grouped CTA order (cta_coord): causal / right-bounded masks give the key blocks unequal
-    // work, so G pairs' blocks are interleaved longest first, a group being >= ~2 waves of CTAs.
+    // work, so G pairs' blocks are interleaved longest first, a group being >= ~1-2 waves of CTAs.
     // G divides the pair count: a smaller last group would start its longest CTAs late again
     // (a list-scheduling model of the grid: 0.93-0.95 -> 0.99 busy at causal N <= 4096, d256).
     // No divisor close to the target: the plain order. Fewer pairs than the target: one group.
     // Only with >= min_nblocks key blocks (BwdConfig::kGroupedMinNBlocks: why); a group's target
-    // size is `waves` waves of CTAs (default 2).
+    // size is cta_waves waves of CTAs.
     if constexpr (Cfg::kGroupedOrder) {
       const int64_t pairs = int64_t(p.heads_kv) * p.batch;  // (KV head, sequence): gridDim.y * z
       const CtaOrderKnobs knobs = cta_order_knobs(Cfg::kGroupedMinNBlocks);
       if (kMasked && p.window_right >= 0 && !p.deterministic && int64_t(n_blocks) * pairs <= INT32_MAX &&
           n_blocks >= knobs.min_nblocks) {
         const int sms = sched::sm_count(p.device_id);
-        const int64_t target =
-            std::max<int64_t>(1, (int64_t(knobs.waves) * sms + n_blocks - 1) / n_blocks);
+        const int64_t waves = cta_waves(n_blocks, knobs.waves);
+        const int64_t target = std::max<int64_t>(1, (waves * sms + n_blocks - 1) / n_blocks);
         if (sms > 0 && target >= pairs && pairs > 1) {
           prm.cta_group = int(pairs);  // one group: the whole grid longest first
         } else if (sms > 0 && target > 1) {

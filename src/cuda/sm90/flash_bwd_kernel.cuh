@@ -281,16 +281,18 @@ struct BwdConfig {
   // CTA from the same binary. Why: a one-tile CTA pays a prologue nothing overlaps (barrier
   // init, K/V and the first Q/dO stage before its first wgmma) and an epilogue (the dK/dV
   // stores) before its SM takes the next CTA; persistent, the producer loads the next tile's K/V
-  // and first stages while the consumers write dK/dV. Session-7 H200 A/B (commit ce0cd9e, bf16):
-  // persistence itself gained 3-10% at short non-causal N (d64/d128 N512-1k), but that
-  // persistent kernel spilled at d64-d128 (152-348 B) and lost 1-3% to bwd_main at d256
-  // non-causal; with causal masks the static tile striding is unbalanced (d256 N8k 296 vs 393
-  // TFLOP/s), hence the separate mask. Default 8 = d128, whose persistent kernel now compiles
-  // without spills (bf16, fp16; softcap instances keep bwd_main: flash_bwd.cuh); d96 also
-  // compiles clean (opt-in), d64 spills (148 B), d192/d256 were slower. NOT yet measured on the
-  // GPU in this form. MASKED default 0. bwd_main does not depend on these switches.
+  // and first stages while the consumers write dK/dV. Default 0 (off). Session-7 H200 A/Bs, bf16,
+  // TFLOP/s at N 512/1k/4k/8k, non-causal: round 1 (ce0cd9e): persistence itself gained 3-10% at
+  // short N (d64/d128 N512-1k, against one tile per CTA from the same binary), but that kernel
+  // spilled at d64-d128 (152-348 B) and lost 1-3% to bwd_main at d256; with causal masks the
+  // static tile striding is unbalanced (d256 N8k 296 vs 393), hence the separate mask. Round 2
+  // (732d0c1, spill-free d96/d128/d256: per-tile state and descriptors re-read from smem instead
+  // of kept in registers): d128 336 427 489 511 against bwd_main's 330 430 518 543, d256 258 324
+  // 379 389 against 256 325 389 408 (d64, bwd_main in both builds: within 3%): +2% at N512, -6%
+  // at N4k-8k. d64 still spills (148 B). Softcap instances keep bwd_main (12 B at d128;
+  // flash_bwd.cuh). bwd_main does not depend on these switches.
 #ifndef FA_SM90_BWD_PERSISTENT
-#define FA_SM90_BWD_PERSISTENT 8
+#define FA_SM90_BWD_PERSISTENT 0
 #endif
 #ifndef FA_SM90_BWD_PERSISTENT_MASKED
 #define FA_SM90_BWD_PERSISTENT_MASKED 0
@@ -444,12 +446,13 @@ struct BwdParams {
 // (Hint from the session-4 ablation at d128 N8k: the deterministic mode, which staggers the CTAs
 // by its turns, was 1.4% faster than the default there.) The three loops over a CTA's steps
 // (producer, dQ warp, consumers) all take m from rotated_m, so they agree. Default
-// FA_SM90_BWD_ROTATE_M (0 = off, the previous order): H200 session 5 round 3, non-causal,
-// +2.4% / +1.2% at d128 N2k / 4k, -3.5% at d64 N2k, the rest within 1.5% (its causal rows there
-// ran this same code: causal has a right bound). The run-time variable of the same name (0 / 1)
-// overrides it (flash_bwd.cuh).
+// FA_SM90_BWD_ROTATE_M: 1 (default since session 7) rotated, 0 the previous order. H200, bf16,
+// non-causal (causal has a right bound and never rotates): session 5 round 3 +2.4% / +1.2% at
+// d128 N2k / 4k, -3.5% at d64 N2k, the rest within 1.5%; session 7 round 2, N 512/1k/4k/8k, d64
+// +3.2/+1.9/+0.7/+0.2%, d128 +0.6/+1.6/+3.3/+0.2%, d256 +1.6/+1.2/+0.3/-0.2%. The run-time
+// variable of the same name (0 / 1) overrides it (flash_bwd.cuh).
 #ifndef FA_SM90_BWD_ROTATE_M
-#define FA_SM90_BWD_ROTATE_M 0
+#define FA_SM90_BWD_ROTATE_M 1
 #endif
 
 // Programmatic dependent launch (FA_SM90_BWD_PDL, default on, env 0 = off; flash_bwd.cuh): the
