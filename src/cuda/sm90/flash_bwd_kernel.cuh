@@ -449,8 +449,11 @@ struct BwdParams {
 // FA_SM90_BWD_ROTATE_M: 1 (default since session 7) rotated, 0 the previous order. H200, bf16,
 // non-causal (causal has a right bound and never rotates): session 5 round 3 +2.4% / +1.2% at
 // d128 N2k / 4k, -3.5% at d64 N2k, the rest within 1.5%; session 7 round 2, N 512/1k/4k/8k, d64
-// +3.2/+1.9/+0.7/+0.2%, d128 +0.6/+1.6/+3.3/+0.2%, d256 +1.6/+1.2/+0.3/-0.2%. The run-time
-// variable of the same name (0 / 1) overrides it (flash_bwd.cuh).
+// +3.2/+1.9/+0.7/+0.2%, d128 +0.6/+1.6/+3.3/+0.2%, d256 +1.6/+1.2/+0.3/-0.2% (one process
+// each); session 7 round 3, three alternating processes each, N 2k/4k/8k: d64 +1.2/-0.5/-0.6%,
+// d128 +1.3/-0.4/-0.2%, i.e. within the spread (the single-process rows were noise). Kept on:
+// the session-7 release grid ran with it. The run-time variable of the same name (0 / 1)
+// overrides it (flash_bwd.cuh).
 #ifndef FA_SM90_BWD_ROTATE_M
 #define FA_SM90_BWD_ROTATE_M 1
 #endif
