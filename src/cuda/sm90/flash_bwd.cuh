@@ -372,6 +372,9 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
 //   mask_inline  one P^T loop with the per-element mask test predicated in every tile
 //   ds_copy      dS^T stored by the CuTe fragment copy (generic stores) instead of stmatrix
 //   prefetch_s   (opt-in, d64) the next step's S^T queued behind this step's dQ product
+// and at bf16 d128 (masked, no softcap):
+//   persistent   bwd_main_persistent for calls without a mask window (FA_SM90_BWD_PERSISTENT's
+//                kernel; off by default), so CI compiles it and the ablation table times it
 template <typename E>
 using BwdAblDqAtomic = BwdConfig<E, 128, 0, false, false>;
 template <typename E>
@@ -386,6 +389,8 @@ template <typename E, int D>
 using BwdAblDsCopy = BwdConfig<E, D, 0, true, false, true, /*kDsStsmReq=*/false>;
 template <typename E, int D>
 using BwdAblPrefetchS = BwdConfig<E, D, 0, true, false, true, true, /*kPrefetchSReq=*/true>;
+template <typename E>
+using BwdAblPersistent = BwdConfig<E, 128, 0, true, false, true, true, false, 0, /*kPersistentReq=*/1>;
 #if !defined(FA_NO_ABLATIONS)  // -DFA_BUILD_ABLATIONS=OFF: no variants, FA_SM90_BWD_ABLATE ignored
 #define FA_SM90_BWD_ABLATION_EXTERN_D(CFG, D)                                                       \
   extern template core::Status launch_bwd<CFG<cutlass::bfloat16_t, D>, true, false>(const core::AttnParams&, \
@@ -403,6 +408,7 @@ FA_SM90_BWD_ABLATION_EXTERN(BwdAblDqAtomic)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages2)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages1)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblSplitD)
+FA_SM90_BWD_ABLATION_EXTERN(BwdAblPersistent)
 #undef FA_SM90_BWD_ABLATION_EXTERN
 #endif
 
@@ -419,6 +425,7 @@ inline int bwd_ablation() {
     if (s == "mask_inline") return 5;
     if (s == "ds_copy") return 6;
     if (s == "prefetch_s") return 7;
+    if (s == "persistent") return 8;
     return 0;
   }();
   return variant;
@@ -436,6 +443,7 @@ core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
       case 2: return launch_bwd<BwdAblStages2<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       case 3: return launch_bwd<BwdAblStages1<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       case 4: return launch_bwd<BwdAblSplitD<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
+      case 8: return launch_bwd<BwdAblPersistent<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       default: break;
     }
   }

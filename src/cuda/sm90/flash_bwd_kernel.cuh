@@ -101,7 +101,8 @@ using KMajorAtom = std::conditional_t<
 // The defaults are what the instances use; bwd_ablation_*.cu instantiate the others (bf16 d128,
 // and d64 for the two element-wise switches).
 template <typename Element, int kHeadDim_, int kStagesReq = 0, bool kDqTmaReq = true, bool kSplitDReq = false,
-          bool kMaskSplitReq = true, bool kDsStsmReq = true, bool kPrefetchSReq = false, int kBlockMReq = 0>
+          bool kMaskSplitReq = true, bool kDsStsmReq = true, bool kPrefetchSReq = false, int kBlockMReq = 0,
+          int kPersistentReq = -1>
 struct BwdConfig {
   using T = Element;
   static constexpr int kHeadDim = kHeadDim_;
@@ -299,8 +300,12 @@ struct BwdConfig {
 #endif
   static_assert((FA_SM90_BWD_PERSISTENT & 1) == 0 && (FA_SM90_BWD_PERSISTENT_MASKED & 1) == 0,
                 "FA_SM90_BWD_PERSISTENT(_MASKED) are head-dim masks (d64 2, d128 8, ...)");
-  static constexpr bool kPersistent = (FA_SM90_BWD_PERSISTENT & head_dim_bit(kHeadDim)) != 0;
-  static constexpr bool kPersistentMasked = kPersistent && (FA_SM90_BWD_PERSISTENT_MASKED & head_dim_bit(kHeadDim)) != 0;
+  // kPersistentReq >= 0 overrides the head-dim masks (the `persistent` ablation variant, calls
+  // without a mask window only); -1 follows them.
+  static constexpr bool kPersistent =
+      kPersistentReq >= 0 ? kPersistentReq != 0 : (FA_SM90_BWD_PERSISTENT & head_dim_bit(kHeadDim)) != 0;
+  static constexpr bool kPersistentMasked =
+      kPersistent && kPersistentReq < 0 && (FA_SM90_BWD_PERSISTENT_MASKED & head_dim_bit(kHeadDim)) != 0;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "tile table covers head dims 64 ... 256");
   // Width the swizzle atoms of Q/dO must divide: their transposed views are the B operand of the
   // dV/dK products, whose N (head dim) is split across the WGs in the split-D form.
