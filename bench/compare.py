@@ -77,8 +77,6 @@ ABLATIONS_BWD = [
     ("fa3 bwd first-adder dQ store forced", "fa3", {"FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS": "1048576"}),
     ("fa3 bwd in-order query blocks", "fa3", {"FA_SM90_BWD_ROTATE_M": "0"}),
     ("fa3 bwd plain launches (no PDL)", "fa3", {"FA_SM90_BWD_PDL": "0"}),
-    # The persistent kernel (FA_SM90_BWD_PERSISTENT, off by default); causal calls keep bwd_main.
-    ("fa3 bwd persistent CTAs (opt-in; non-causal only)", "fa3", {"FA_SM90_BWD_ABLATE": "persistent"}),
     ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
     ("fa2 bwd deterministic", "fa2", {"FA_BENCH_DETERMINISTIC": "1"}),
 ]

@@ -98,14 +98,11 @@ std::vector<Case> ring_cases() {
   });
 }
 
-// FA3 backward with several tiles per persistent CTA (FA_SM90_BWD_PERSISTENT builds, the causal /
-// window cases only with FA_SM90_BWD_PERSISTENT_MASKED as well; on 132 SMs,
-// kBlockN = 128 keys at d64-d128, 64 at d256): the Q/dO ring, the dS^T buffer index and the K/V
-// barrier parity carried from one tile to the next, the next tile's K/V loaded during this tile's
-// dK/dV epilogue, tiles with no work (varlen sequences shorter than the grid's key blocks) and
-// tiles with keys but no visible query (window: dK = dV = 0 still written) in the same CTA's
-// sequence as full ones. Run the suite with FA_SM90_BWD_PERSISTENT_GRID=0 as well (one tile per
-// CTA, the same binary): both must pass.
+// FA3 backward grids of several waves of CTAs per SM (on 132 SMs; kBlockN = 128 keys at
+// d64-d128, 64 at d256), with CTAs that have no work (varlen sequences shorter than the grid's key
+// blocks) or keys but no visible query (window: dK = dV = 0 still written) among full ones.
+// Written for session 7's persistent backward (several tiles per CTA; measured slower and removed,
+// see docs/perf/LOG.md), kept for bwd_main.
 std::vector<Case> bwd_ring_cases() {
   return named({
       mk(BF16, 128, 4, 40, 40, 300, 300),                            // 3 key blocks x 160: 480 tiles

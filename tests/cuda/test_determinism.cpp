@@ -105,9 +105,9 @@ std::vector<Case> cases() {
     w.window_left = 256, w.window_right = 0;
     v.push_back(w);
   }
-  {  // FA3 persistent CTAs (FA_SM90_BWD_PERSISTENT and _MASKED) with ~4 tiles each on 132 SMs: a CTA's later
-     // tiles wait for turns of tiles other CTAs run in the same round; ascending (causal) and
-     // descending (right-bounded window) order, and d256 (the consumers wait, RED path).
+  {  // ~4 waves of FA3 CTAs on 132 SMs: later CTAs wait for turns of CTAs of earlier waves;
+     // ascending (causal) and descending (right-bounded window) order, and d256 (the consumers
+     // wait, RED path).
     Case c = mk("d128_causal_tiles4", 128, 8, 16, 16, 512, 512);
     c.causal = true;
     v.push_back(c);

@@ -4,9 +4,7 @@
 //                       d <= 128, at most FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS key blocks; see
 //                       bwd_workspace.hpp)
 //   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
-//                       flash_bwd_kernel.cuh. Persistent head dims (FA_SM90_BWD_PERSISTENT): a 1D
-//                       grid of min(tiles, resident CTAs) (FA_SM90_BWD_PERSISTENT_GRID=0: one per
-//                       tile)
+//                       flash_bwd_kernel.cuh
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
 //                       kernel converts each block itself: FA_SM90_BWD_FUSED_CONVERT=1, d <= 128,
 //                       short N; see bwd_workspace.hpp)
@@ -21,7 +19,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -34,7 +31,6 @@
 #include "cuda/sm90/bwd_prepost.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
 #include "cuda/sm90/flash_bwd_kernel.cuh"
-#include "cuda/sm90/flash_bwd_persistent.cuh"
 #include "cuda/scheduler/tile_scheduler.hpp"
 
 namespace fa::cuda {
@@ -136,34 +132,6 @@ inline bool rotate_m_enabled() {
 inline bool pdl_enabled() {
   static const bool on = env_int("FA_SM90_BWD_PDL", FA_SM90_BWD_PDL) != 0;
   return on;
-}
-
-// Persistent grid of the main kernel (BwdConfig::kPersistent builds): FA_SM90_BWD_PERSISTENT_GRID
-// (environment, read once; default 1) 0 launches one CTA per tile instead, the previous behaviour
-// from the same binary (A/B runs, and the tests of both schedules).
-inline bool persistent_grid_enabled() {
-  static const bool on = env_int("FA_SM90_BWD_PERSISTENT_GRID", 1) != 0;
-  return on;
-}
-
-// CTAs of `kernel` (block threads, smem dynamic bytes) resident on one SM of `device`, cached per
-// (Tag, device): Tag names the kernel (kernels of one signature share a function type); 0 when the
-// query fails.
-template <typename Tag, typename Kernel>
-int resident_ctas_per_sm(Kernel* kernel, int block, int smem, int device) {
-  static std::atomic<int> cache[64];  // 0: not yet queried
-  const bool cacheable = device >= 0 && device < 64;
-  if (cacheable) {
-    const int v = cache[device].load(std::memory_order_relaxed);
-    if (v > 0) return v;
-  }
-  int n = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block, size_t(smem)) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  if (cacheable && n > 0) cache[device].store(n, std::memory_order_relaxed);
-  return n > 0 ? n : 0;
 }
 
 // kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
@@ -296,55 +264,13 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
       }
     }
 
-    // The main kernel: bwd_main_persistent for head dims in FA_SM90_BWD_PERSISTENT when the call
-    // has no mask window (every key block of a sequence then has the same number of steps, so
-    // static tile striding is balanced), and with one as well for FA_SM90_BWD_PERSISTENT_MASKED
-    // (causal: the longest-first order gives CTA c the c-th longest tile of every wave); bwd_main
-    // otherwise. Both are in the instance only where the head dim's PERSISTENT bit is set, and
-    // not with softcap (there bwd_main_persistent spilled: d128 12 B, ptxas; rare calls anyway).
-    constexpr bool kHasPersistent = Cfg::kPersistent && !kSoftcap;
-    using MainKernel = void (*)(BwdParams<Cfg>);
-    MainKernel kernel = bwd_main<Cfg, kMasked, kSoftcap>;
-    bool persistent = false;
-    if constexpr (kHasPersistent) {
-      const bool windowed = kMasked && (p.window_left >= 0 || p.window_right >= 0);
-      if (Cfg::kPersistentMasked || !windowed) {
-        kernel = bwd_main_persistent<Cfg, kMasked, kSoftcap>;
-        persistent = true;
-      }
-    }
+    auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;
     const int smem = int(sizeof(typename Cfg::SharedStorage));
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
-    dim3 grid(n_blocks, p.heads_kv, p.batch);
-    if constexpr (kHasPersistent) {
-      if (persistent) {
-        // Tiles in tile_coord's linear order; the consumers keep the index (and the next one, up
-        // to n_tiles + grid) in a 26-bit field (tile_state): 2^25 tiles, far above any real call.
-        const int64_t n_tiles = int64_t(n_blocks) * p.heads_kv * p.batch;
-        if (n_tiles >= (int64_t(1) << 25))
-          return core::unsupported("sm90 backward: more than 2^25 (key block, KV head, sequence) tiles");
-        prm.n_blocks_k = n_blocks;
-        prm.n_tiles = int(n_tiles);
-        // Persistent CTAs: never more than can be resident at once (the deterministic mode's
-        // waits rely on every CTA running: bwd_main_persistent). One tile per CTA (grid =
-        // n_tiles) with FA_SM90_BWD_PERSISTENT_GRID=0, and with the fused dQ conversion, whose
-        // per-CTA smem bits and DqDone barrier are per tile (bwd_main_persistent's table). A
-        // failed occupancy query also falls back to one tile per CTA, which is the previous,
-        // order-based deadlock freedom.
-        int g = int(n_tiles);
-        if (persistent_grid_enabled() && fuse.block_m == 0) {
-          const int per_sm =
-              resident_ctas_per_sm<std::integral_constant<MainKernel, bwd_main_persistent<Cfg, kMasked, kSoftcap>>>(
-                  kernel, Cfg::kThreads, smem, p.device_id);
-          const int sms = sched::sm_count(p.device_id);
-          if (per_sm > 0 && sms > 0) g = int(std::min<int64_t>(n_tiles, int64_t(per_sm) * sms));
-        }
-        grid = dim3(g, 1, 1);
-      }
-    }
-    e = launch_pdl(pdl, kernel, grid, dim3(Cfg::kThreads), smem, stream, prm);
+    e = launch_pdl(pdl, kernel, dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads), smem, stream,
+                   prm);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
     main_launched = true;
@@ -372,9 +298,6 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
 //   mask_inline  one P^T loop with the per-element mask test predicated in every tile
 //   ds_copy      dS^T stored by the CuTe fragment copy (generic stores) instead of stmatrix
 //   prefetch_s   (opt-in, d64) the next step's S^T queued behind this step's dQ product
-// and at bf16 d128 (masked, no softcap):
-//   persistent   bwd_main_persistent for calls without a mask window (FA_SM90_BWD_PERSISTENT's
-//                kernel; off by default), so CI compiles it and the ablation table times it
 template <typename E>
 using BwdAblDqAtomic = BwdConfig<E, 128, 0, false, false>;
 template <typename E>
@@ -389,8 +312,6 @@ template <typename E, int D>
 using BwdAblDsCopy = BwdConfig<E, D, 0, true, false, true, /*kDsStsmReq=*/false>;
 template <typename E, int D>
 using BwdAblPrefetchS = BwdConfig<E, D, 0, true, false, true, true, /*kPrefetchSReq=*/true>;
-template <typename E>
-using BwdAblPersistent = BwdConfig<E, 128, 0, true, false, true, true, false, 0, /*kPersistentReq=*/1>;
 #if !defined(FA_NO_ABLATIONS)  // -DFA_BUILD_ABLATIONS=OFF: no variants, FA_SM90_BWD_ABLATE ignored
 #define FA_SM90_BWD_ABLATION_EXTERN_D(CFG, D)                                                       \
   extern template core::Status launch_bwd<CFG<cutlass::bfloat16_t, D>, true, false>(const core::AttnParams&, \
@@ -408,7 +329,6 @@ FA_SM90_BWD_ABLATION_EXTERN(BwdAblDqAtomic)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages2)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblStages1)
 FA_SM90_BWD_ABLATION_EXTERN(BwdAblSplitD)
-FA_SM90_BWD_ABLATION_EXTERN(BwdAblPersistent)
 #undef FA_SM90_BWD_ABLATION_EXTERN
 #endif
 
@@ -425,7 +345,6 @@ inline int bwd_ablation() {
     if (s == "mask_inline") return 5;
     if (s == "ds_copy") return 6;
     if (s == "prefetch_s") return 7;
-    if (s == "persistent") return 8;
     return 0;
   }();
   return variant;
@@ -443,7 +362,6 @@ core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
       case 2: return launch_bwd<BwdAblStages2<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       case 3: return launch_bwd<BwdAblStages1<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       case 4: return launch_bwd<BwdAblSplitD<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
-      case 8: return launch_bwd<BwdAblPersistent<Element>, kMasked, kSoftcap>(p, stream, ws_ptr);
       default: break;
     }
   }

@@ -2,8 +2,7 @@
 //
 // One CTA owns kBlockN keys of one KV head (grid: key block x KV head x sequence) and keeps their
 // dK and dV in registers (fp32) while it walks every (query head of the GQA group, query block)
-// that sees those keys (a persistent variant that runs several such tiles per CTA, for the head
-// dims in FA_SM90_BWD_PERSISTENT: flash_bwd_persistent.cuh). Roles:
+// that sees those keys. Roles:
 //   producer warpgroup, warp 0 (1 thread issues): K and V once (TMA), then per step Q and dO tiles
 //     (TMA) and their LSE*log2e and D slices (cp.async.bulk) into a kStages-deep ring of stages.
 //   producer warpgroup, warp 1 (kDqTma, 1 thread issues): per step, the dQ block the consumers
@@ -101,8 +100,7 @@ using KMajorAtom = std::conditional_t<
 // The defaults are what the instances use; bwd_ablation_*.cu instantiate the others (bf16 d128,
 // and d64 for the two element-wise switches).
 template <typename Element, int kHeadDim_, int kStagesReq = 0, bool kDqTmaReq = true, bool kSplitDReq = false,
-          bool kMaskSplitReq = true, bool kDsStsmReq = true, bool kPrefetchSReq = false, int kBlockMReq = 0,
-          int kPersistentReq = -1>
+          bool kMaskSplitReq = true, bool kDsStsmReq = true, bool kPrefetchSReq = false, int kBlockMReq = 0>
 struct BwdConfig {
   using T = Element;
   static constexpr int kHeadDim = kHeadDim_;
@@ -272,40 +270,6 @@ struct BwdConfig {
 #define FA_SM90_BWD_EPILOGUE_ROWS 1
 #endif
   static constexpr bool kEpilogueRows = FA_SM90_BWD_EPILOGUE_ROWS != 0;
-  // Persistent CTAs (flash_bwd_persistent.cuh: bwd_main_persistent), compile-time head-dim masks
-  // like DQ_DEFER: FA_SM90_BWD_PERSISTENT compiles bwd_main_persistent into the head dim's
-  // instances beside bwd_main, and the launcher uses it for calls without a mask window;
-  // FA_SM90_BWD_PERSISTENT_MASKED (only its bits also in PERSISTENT count) for windowed / causal
-  // calls too. A persistent grid is min(tiles, resident CTAs), each CTA looping over tiles (tile =
-  // one CTA of bwd_main: a key block of one (KV head, sequence) with its GQA group loop) in
-  // bwd_main's linear order; FA_SM90_BWD_PERSISTENT_GRID=0 (environment) launches one tile per
-  // CTA from the same binary. Why: a one-tile CTA pays a prologue nothing overlaps (barrier
-  // init, K/V and the first Q/dO stage before its first wgmma) and an epilogue (the dK/dV
-  // stores) before its SM takes the next CTA; persistent, the producer loads the next tile's K/V
-  // and first stages while the consumers write dK/dV. Default 0 (off). Session-7 H200 A/Bs, bf16,
-  // TFLOP/s at N 512/1k/4k/8k, non-causal: round 1 (ce0cd9e): persistence itself gained 3-10% at
-  // short N (d64/d128 N512-1k, against one tile per CTA from the same binary), but that kernel
-  // spilled at d64-d128 (152-348 B) and lost 1-3% to bwd_main at d256; with causal masks the
-  // static tile striding is unbalanced (d256 N8k 296 vs 393), hence the separate mask. Round 2
-  // (732d0c1, spill-free d96/d128/d256: per-tile state and descriptors re-read from smem instead
-  // of kept in registers): d128 336 427 489 511 against bwd_main's 330 430 518 543, d256 258 324
-  // 379 389 against 256 325 389 408 (d64, bwd_main in both builds: within 3%): +2% at N512, -6%
-  // at N4k-8k. d64 still spills (148 B). Softcap instances keep bwd_main (12 B at d128;
-  // flash_bwd.cuh). bwd_main does not depend on these switches.
-#ifndef FA_SM90_BWD_PERSISTENT
-#define FA_SM90_BWD_PERSISTENT 0
-#endif
-#ifndef FA_SM90_BWD_PERSISTENT_MASKED
-#define FA_SM90_BWD_PERSISTENT_MASKED 0
-#endif
-  static_assert((FA_SM90_BWD_PERSISTENT & 1) == 0 && (FA_SM90_BWD_PERSISTENT_MASKED & 1) == 0,
-                "FA_SM90_BWD_PERSISTENT(_MASKED) are head-dim masks (d64 2, d128 8, ...)");
-  // kPersistentReq >= 0 overrides the head-dim masks (the `persistent` ablation variant, calls
-  // without a mask window only); -1 follows them.
-  static constexpr bool kPersistent =
-      kPersistentReq >= 0 ? kPersistentReq != 0 : (FA_SM90_BWD_PERSISTENT & head_dim_bit(kHeadDim)) != 0;
-  static constexpr bool kPersistentMasked =
-      kPersistent && kPersistentReq < 0 && (FA_SM90_BWD_PERSISTENT_MASKED & head_dim_bit(kHeadDim)) != 0;
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "tile table covers head dims 64 ... 256");
   // Width the swizzle atoms of Q/dO must divide: their transposed views are the B operand of the
   // dV/dK products, whose N (head dim) is split across the WGs in the split-D form.
@@ -399,23 +363,6 @@ struct BwdConfig {
     uint64_t bar_do[kStages];
     uint64_t bar_empty[kStages];
     uint32_t dq_last[kFusedConvert ? kFuseWords : 1];  // kFusedConvert: bit s = this CTA added step s's block last
-    // kPersistent only (bwd_main_persistent; last, so bwd_main's offsets do not move):
-    uint64_t bar_kv_empty;  // the consumers' last wgmma reading sK/sV of a tile retired
-    // Each consumer warp's tile state word (kept here, not in registers, across the main loop;
-    // every lane writes the same value, after __syncwarp).
-    uint32_t tile_state[kPersistent ? kConsumerThreads / 32 : 1];
-    // The dQ warp's current tile (DqTile as words), read per step instead of held in its 24
-    // registers.
-    int dq_tile[kPersistent && kDqTma ? 14 : 1];
-    // The TMA producer's current tile (hk, b_tma, m_first, m_count, m_rot, q_start, prow_seq as
-    // two words), likewise.
-    int prod_tile[kPersistent ? 8 : 1];
-    // Each consumer warp's copy of its tile's loop bounds and mask band (hk, m_first, m_count,
-    // m_rot, CtaBand's 6 ints, the GQA group size), read in the main loop instead of held in
-    // registers.
-    int cons_tile[kPersistent ? kConsumerThreads / 32 : 1][11];
-    // The producer warps' (TMA warp, dQ warp) staged tile description (StagedTile).
-    int pwork[kPersistent ? 2 : 1][14];
   };
   static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
 };
@@ -436,10 +383,6 @@ struct BwdParams {
   int fused_convert = 0;  // kFusedConvert and this call qualifies: the last adder converts dQ
   int dq_store_first = 0;  // kDqTma, FA_SM90_BWD_DQ_STORE, few key blocks: the first adder stores (dq_writer)
   int rotate_m = 0;        // FA_SM90_BWD_ROTATE_M: each CTA walks its query blocks from its own start
-  // bwd_main_persistent: tiles = n_blocks_k x heads_kv x batch (tile_coord decodes a linear
-  // index), CTA c runs tiles c, c + gridDim.x, ... below n_tiles.
-  int n_blocks_k = 0;
-  int n_tiles = 0;
 };
 
 // Rotated query-block order (BwdParams::rotate_m; never in the deterministic mode, whose turns
@@ -539,7 +482,6 @@ struct CtaBand {
   int k_last;   // k_len - 1
   int diag_n0;  // diag0 - n0: block() needs no n0 (one register fewer in the main loop)
 
-  CtaBand() = default;
   __device__ CtaBand(const core::Mask& m, int64_t n0) {
     auto clamp = [](int64_t v) { return int(v < -kBig ? -kBig : (v > kBig ? kBig : v)); };
     diag0 = int(m.k_len - m.q_len);
