@@ -141,6 +141,41 @@ FA_API fa_status fa_backward_workspace_size(const fa_tensor* q, const fa_tensor*
                                             const fa_tensor* v, const fa_varlen* vl,
                                             const fa_options* opt, size_t* bytes);
 
+/* KV-cache attention for decoding (flash_attn_with_kvcache's semantics, batch form only).
+ * q [B, Nq, Hq, D]; out [B, Nq, Hq, D]; lse [B, Hq, Nq] (fp32, may be NULL).
+ * The cache, in one of two forms:
+ *   contiguous: k_cache/v_cache [Bc, Nc, Hk, D]; sequence b uses cache entry cache_batch_idx[b]
+ *               (b when cache_batch_idx is NULL, then Bc >= B); capacity C = Nc keys.
+ *   paged:      k_cache/v_cache [num_pages, page_size, Hk, D] and block_table int32 [B, P]; key j
+ *               of sequence b is row j % page_size of page block_table[b, j / page_size];
+ *               capacity C = P * page_size.
+ * k_new/v_new [B, Nnew, Hk, D] (optional, both or neither; cache_seqlens required with them) are
+ * first written into the cache, in place, at rows cache_seqlens[b] .. cache_seqlens[b] + Nnew - 1.
+ * Sequence b then attends over cache rows 0 .. L_b - 1, L_b = cache_seqlens[b] + Nnew (C when
+ * cache_seqlens is NULL), with the usual bottom-right causal/window alignment (query i sees key
+ * j <= i + L_b - Nq + window_right). Index values (cache_seqlens, block_table, cache_batch_idx)
+ * live in device memory for CUDA calls, so they cannot be checked there without a
+ * synchronisation: CUDA kernels clamp L_b to C and skip new rows past C (never reading or writing
+ * out of bounds), the CPU backend rejects such values. num_splits: split-KV, the key range of each
+ * (sequence, KV head) divided over up to that many CTAs whose partial results are merged by their
+ * log-sum-exp (0 = chosen from the shape and the GPU, 1 = off). */
+typedef struct fa_kvcache {
+  fa_tensor* k_cache;               /* written only where k_new rows land */
+  fa_tensor* v_cache;
+  const fa_tensor* cache_seqlens;   /* int32 [B] or NULL */
+  const fa_tensor* block_table;     /* int32 [B, P] or NULL (contiguous cache) */
+  const fa_tensor* cache_batch_idx; /* int32 [B] or NULL; contiguous cache only */
+  const fa_tensor* k_new;           /* [B, Nnew, Hk, D] or NULL */
+  const fa_tensor* v_new;
+  int num_splits;
+} fa_kvcache;
+
+FA_API fa_status fa_kvcache_forward(const fa_tensor* q, const fa_kvcache* kv, fa_tensor* out,
+                                    fa_tensor* lse, const fa_options* opt);
+/* Workspace fa_kvcache_forward needs (split-KV partial results); out/lse are not read. */
+FA_API fa_status fa_kvcache_workspace_size(const fa_tensor* q, const fa_kvcache* kv,
+                                           const fa_options* opt, size_t* bytes);
+
 /* Build and device information. */
 FA_API int fa_cuda_built(void);           /* 1 when the library holds CUDA kernels */
 FA_API int fa_cuda_device_count(void);    /* 0 without a usable GPU */

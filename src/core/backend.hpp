@@ -10,6 +10,7 @@
 namespace fa::cpu {
 core::Status forward(const core::AttnParams& p);
 core::Status backward(const core::AttnParams& p);
+core::Status kvcache_forward(const core::AttnParams& p);  // p.kvcache
 }  // namespace fa::cpu
 
 namespace fa::cuda {
@@ -21,4 +22,7 @@ core::Status forward_workspace_size(const core::AttnParams& p, size_t* bytes);
 core::Status backward_workspace_size(const core::AttnParams& p, size_t* bytes);
 core::Status forward(const core::AttnParams& p);
 core::Status backward(const core::AttnParams& p);
+// KV-cache decode (p.kvcache): appends k_new/v_new, then split-KV attention over the cache.
+core::Status kvcache_workspace_size(const core::AttnParams& p, size_t* bytes);
+core::Status kvcache_forward(const core::AttnParams& p);
 }  // namespace fa::cuda

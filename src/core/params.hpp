@@ -86,6 +86,22 @@ struct AttnParams {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
 
+  // KV cache (fa_kvcache_forward; batch form): k/v are the cache tensors, k_str/v_str their
+  // strides (for a paged cache the batch stride is the page stride) and seqlen_k its capacity.
+  bool kvcache = false;
+  const int32_t* cache_seqlens = nullptr;    // [B] or null: every sequence holds the capacity
+  const int32_t* block_table = nullptr;      // [B, pages_per_seq] or null: contiguous cache
+  int64_t block_table_stride = 0;            // elements between two sequences' table rows
+  int64_t page_size = 0;                     // rows per page (paged only)
+  const int32_t* cache_batch_idx = nullptr;  // [B] or null: sequence b uses cache entry b
+  void* k_cache_w = nullptr;                 // the cache, writable, when k_new/v_new are given
+  void* v_cache_w = nullptr;
+  const void* k_new = nullptr;               // [B, seqlen_new, Hk, D] or null
+  const void* v_new = nullptr;
+  Strides knew_str, vnew_str;
+  int64_t seqlen_new = 0;
+  int num_splits = 0;  // as in fa_kvcache (0 = heuristic)
+
   FA_HD int group_size() const { return heads_q / heads_kv; }  // query heads per KV head
   FA_HD int64_t lse_offset(int64_t b, int64_t h, int64_t global_row) const {
     return b * lse_batch_stride + h * lse_head_stride + global_row;
@@ -113,6 +129,25 @@ FA_HD SeqInfo seq_info(const AttnParams& p, int b) {
     s.k_len = p.seqlen_k;
   }
   return s;
+}
+
+// KV cache: keys sequence b attends over (see fa_kvcache), clamped to the capacity so that a
+// bad cache_seqlens value on the device cannot make a kernel read out of bounds.
+FA_HD int64_t kv_len(const AttnParams& p, int b) {
+  if (!p.cache_seqlens) return p.seqlen_k;
+  const int64_t n = int64_t(p.cache_seqlens[b]) + p.seqlen_new;
+  return n < p.seqlen_k ? n : p.seqlen_k;
+}
+
+// KV cache: element offset of key row j of sequence b, KV head h, in a cache tensor with strides
+// s (paged: through the block table; contiguous: through cache_batch_idx).
+FA_HD int64_t cache_offset(const AttnParams& p, const Strides& s, int b, int64_t j, int h) {
+  if (p.block_table) {
+    const int64_t page = p.block_table[b * p.block_table_stride + j / p.page_size];
+    return page * s.batch + (j % p.page_size) * s.row + h * s.head;
+  }
+  const int64_t e = p.cache_batch_idx ? int64_t(p.cache_batch_idx[b]) : int64_t(b);
+  return e * s.batch + j * s.row + h * s.head;
 }
 
 }  // namespace fa::core
