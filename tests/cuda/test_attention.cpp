@@ -98,6 +98,17 @@ std::vector<Case> ring_cases() {
   });
 }
 
+// The same situations at racecheck's scale: ~400-800 tiles of one or two key blocks each, so a
+// persistent CTA still gets 3-6 tiles (the ring wraps, the d64 round robin turns, causal tiles
+// come longest first) but the whole case is small enough for racecheck, which could not finish
+// one Ring case in 130 s (session 7). check.sh: SAN_FILTER_RACE='RingSmall/*'.
+std::vector<Case> ring_small_cases() {
+  return named({
+      mk(BF16, 64, 25, 16, 16, 192, 192),            // one 192-row tile per head: 400 tiles
+      causal(mk(FP16, 128, 25, 16, 4, 256, 256)),    // 2 x 400 tiles, GQA 4:1
+  });
+}
+
 // FA3 backward grids of several waves of CTAs per SM (on 132 SMs; kBlockN = 128 keys at
 // d64-d128, 64 at d256), with CTAs that have no work (varlen sequences shorter than the grid's key
 // blocks) or keys but no visible query (window: dK = dV = 0 still written) among full ones.
@@ -290,6 +301,9 @@ INSTANTIATE_TEST_SUITE_P(Quick, CudaBackward, ::testing::Combine(::testing::Valu
 const fa_algo kRingAlgos[] = {FA_ALGO_AUTO, FA_ALGO_FA3};
 INSTANTIATE_TEST_SUITE_P(Ring, CudaForward, ::testing::Combine(::testing::ValuesIn(ring_cases()),
                                                                ::testing::ValuesIn(kRingAlgos)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(RingSmall, CudaForward,
+                         ::testing::Combine(::testing::ValuesIn(ring_small_cases()), ::testing::Values(FA_ALGO_FA3)),
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Ring, CudaBackward, ::testing::Combine(::testing::ValuesIn(bwd_ring_cases()),
                                                                 ::testing::ValuesIn(kRingAlgos)),
