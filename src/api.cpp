@@ -37,6 +37,7 @@ fa::core::Status run(const fa::core::CallArgs& args) {
   const bool cuda = fa::core::resolve_backend(p) == FA_BACKEND_CUDA;
   if (cuda && !fa::cuda::built())
     return fa::core::unsupported("q is a CUDA tensor but this flashattn was built without CUDA");
+  if (args.kvcache) return cuda ? fa::cuda::kvcache_forward(p) : fa::cpu::kvcache_forward(p);
   if (args.backward) return cuda ? fa::cuda::backward(p) : fa::cpu::backward(p);
   return cuda ? fa::cuda::forward(p) : fa::cpu::forward(p);
 }
@@ -50,8 +51,9 @@ fa::core::Status workspace(const fa::core::CallArgs& args, size_t* bytes) {
   if (fa::core::resolve_backend(p) == FA_BACKEND_CUDA) {
     if (!fa::cuda::built())
       return fa::core::unsupported("q is a CUDA tensor but this flashattn was built without CUDA");
-    FA_RETURN_IF_ERROR(args.backward ? fa::cuda::backward_workspace_size(p, &need)
-                                     : fa::cuda::forward_workspace_size(p, &need));
+    FA_RETURN_IF_ERROR(args.kvcache    ? fa::cuda::kvcache_workspace_size(p, &need)
+                       : args.backward ? fa::cuda::backward_workspace_size(p, &need)
+                                       : fa::cuda::forward_workspace_size(p, &need));
   }
   *bytes = need;
   return fa::core::Status::success();
@@ -147,6 +149,26 @@ fa_status fa_backward_workspace_size(const fa_tensor* q, const fa_tensor* k, con
     a.q = q, a.k = k, a.v = v, a.varlen = vl, a.opt = opt, a.shapes_only = true;
     a.backward = true;
     return workspace(a, bytes);
+  });
+}
+
+fa_status fa_kvcache_forward(const fa_tensor* q, const fa_kvcache* kv, fa_tensor* out,
+                             fa_tensor* lse, const fa_options* opt) {
+  return guarded([&]() -> fa::core::Status {
+    if (!kv) return fa::core::invalid("kv (the fa_kvcache description) is null");
+    fa::core::CallArgs a;
+    a.q = q, a.kvcache = kv, a.out = out, a.lse = lse, a.opt = opt;
+    return run(a);
+  });
+}
+
+fa_status fa_kvcache_workspace_size(const fa_tensor* q, const fa_kvcache* kv,
+                                    const fa_options* opt, size_t* bytes) {
+  return guarded([&]() -> fa::core::Status {
+    if (!kv) return fa::core::invalid("kv (the fa_kvcache description) is null");
+    fa::core::CallArgs a;
+    a.q = q, a.kvcache = kv, a.opt = opt, a.shapes_only = true;
+    return workspace(a, bytes);  // the CPU backend needs none
   });
 }
 

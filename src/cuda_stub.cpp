@@ -16,4 +16,6 @@ core::Status forward_workspace_size(const core::AttnParams&, size_t*) { return n
 core::Status backward_workspace_size(const core::AttnParams&, size_t*) { return no_cuda(); }
 core::Status forward(const core::AttnParams&) { return no_cuda(); }
 core::Status backward(const core::AttnParams&) { return no_cuda(); }
+core::Status kvcache_workspace_size(const core::AttnParams&, size_t*) { return no_cuda(); }
+core::Status kvcache_forward(const core::AttnParams&) { return no_cuda(); }
 }  // namespace fa::cuda

@@ -174,12 +174,31 @@ Status check_cu_seqlens_host(const int32_t* cu, int64_t n, int64_t total, const 
   return Status::success();
 }
 
+// The options' share of AttnParams (head_dim must be set): scale resolved, causal folded into
+// window_right = 0.
+void fill_options(const fa_options& opt, AttnParams* r) {
+  r->scale = opt.softmax_scale > 0.f ? opt.softmax_scale : 1.f / std::sqrt(float(r->head_dim));
+  r->softcap = opt.softcap;
+  r->causal = opt.causal != 0;
+  r->window_left = opt.window_left;
+  r->window_right = r->causal ? 0 : opt.window_right;
+  r->deterministic = opt.deterministic != 0;
+  r->algo = opt.algo;
+  r->num_threads = opt.num_threads;
+  r->stream = opt.stream;
+  r->workspace = opt.workspace;
+  r->workspace_bytes = opt.workspace_bytes;
+}
+
+Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams* p);
+
 }  // namespace
 
 Status make_params(const CallArgs& a, AttnParams* p) {
   fa_options defaults;
   fa_options_init(&defaults);
   const fa_options& opt = a.opt ? *a.opt : defaults;
+  if (a.kvcache) return make_kvcache_params(a, opt, p);
   const bool varlen = a.varlen != nullptr;
   const int rank = varlen ? 3 : 4;
 
@@ -384,20 +403,236 @@ Status make_params(const CallArgs& a, AttnParams* p) {
       r.dv_str = strides_of(*a.dv, varlen);
     }
   }
-  r.scale = opt.softmax_scale > 0.f ? opt.softmax_scale : 1.f / std::sqrt(float(head_dim));
-  r.softcap = opt.softcap;
-  r.causal = opt.causal != 0;
-  r.window_left = opt.window_left;
-  r.window_right = r.causal ? 0 : opt.window_right;
-  r.deterministic = opt.deterministic != 0;
-  r.algo = opt.algo;
-  r.num_threads = opt.num_threads;
-  r.stream = opt.stream;
-  r.workspace = opt.workspace;
-  r.workspace_bytes = opt.workspace_bytes;
+  fill_options(opt, &r);
   *p = r;
   return Status::success();
 }
+
+namespace {
+
+// An int32 index tensor of the KV cache: rank, dtype, place, shape (rank 1: contiguous, as
+// check_descriptor requires unit stride in the last dimension).
+Status check_index(const fa_tensor* t, const char* name, const fa_tensor& q,
+                   std::initializer_list<int64_t> shape) {
+  FA_RETURN_IF_ERROR(check_descriptor(t, name, int(shape.size())));
+  FA_RETURN_IF_ERROR(check_dtype(*t, name, FA_DTYPE_INT32));
+  FA_RETURN_IF_ERROR(check_same_place(*t, name, q));
+  return check_shape(*t, name, shape);
+}
+
+// fa_kvcache_forward. The cache takes k/v's place in AttnParams (see params.hpp); everything the
+// kernels index with is checked here, and on the host (CPU calls) the index values too, so the
+// CPU backend never reads or writes outside the cache. Nothing is written before this succeeds:
+// the in-place append is the backend's first step.
+Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams* p) {
+  const fa_kvcache& kv = *a.kvcache;
+  FA_RETURN_IF_ERROR(check_descriptor(a.q, "q", 4));
+  FA_RETURN_IF_ERROR(check_descriptor(kv.k_cache, "k_cache", 4));
+  FA_RETURN_IF_ERROR(check_descriptor(kv.v_cache, "v_cache", 4));
+  const fa_tensor& q = *a.q;
+  const fa_tensor& kc = *kv.k_cache;
+  const fa_tensor& vc = *kv.v_cache;
+
+  if (q.dtype != FA_DTYPE_FLOAT32 && q.dtype != FA_DTYPE_FLOAT16 && q.dtype != FA_DTYPE_BFLOAT16)
+    return q.dtype == FA_DTYPE_FLOAT8_E4M3
+               ? unsupported("q: float8_e4m3 KV-cache attention is not available")
+               : invalid(std::string("q: unsupported dtype ") + dtype_desc(q.dtype) +
+                         " (expected float16, bfloat16 or float32)");
+  FA_RETURN_IF_ERROR(check_dtype(kc, "k_cache", q.dtype));
+  FA_RETURN_IF_ERROR(check_dtype(vc, "v_cache", q.dtype));
+  FA_RETURN_IF_ERROR(check_same_place(kc, "k_cache", q));
+  FA_RETURN_IF_ERROR(check_same_place(vc, "v_cache", q));
+
+  const int64_t batch = q.shape[0], nq = q.shape[1], hq = q.shape[2], head_dim = q.shape[3];
+  const int64_t hk = kc.shape[2];
+  if (head_dim < kMinHeadDim || head_dim > kMaxHeadDim || head_dim % 8 != 0)
+    return unsupported("head_dim " + std::to_string(head_dim) +
+                       " is not supported: it must be a multiple of 8 in [8, 256]");
+  if (kc.shape[3] != head_dim)
+    return invalid("k_cache: head_dim " + std::to_string(kc.shape[3]) + " does not match q's " +
+                   std::to_string(head_dim));
+  if (hk <= 0 || hq <= 0)
+    return invalid("number of heads must be positive (q has " + std::to_string(hq) +
+                   ", k_cache has " + std::to_string(hk) + ")");
+  if (hq % hk != 0)
+    return invalid("q has " + std::to_string(hq) + " heads, not a multiple of k_cache's " +
+                   std::to_string(hk) + " (GQA/MQA needs heads_q % heads_kv == 0)");
+  FA_RETURN_IF_ERROR(check_shape(vc, "v_cache", {kc.shape[0], kc.shape[1], hk, head_dim}));
+
+  // The cache's form and capacity.
+  const bool paged = kv.block_table != nullptr;
+  int64_t capacity = 0, pages_per_seq = 0;
+  const int64_t entries = kc.shape[0];  // cache entries (contiguous) or pages (paged)
+  if (paged) {
+    if (kv.cache_batch_idx)
+      return invalid("cache_batch_idx cannot be combined with block_table (a paged cache maps "
+                     "sequences to pages through block_table)");
+    FA_RETURN_IF_ERROR(check_descriptor(kv.block_table, "block_table", 2));
+    FA_RETURN_IF_ERROR(check_dtype(*kv.block_table, "block_table", FA_DTYPE_INT32));
+    FA_RETURN_IF_ERROR(check_same_place(*kv.block_table, "block_table", q));
+    if (kv.block_table->shape[0] != batch)
+      return invalid("block_table: expected " + std::to_string(batch) +
+                     " rows (q's batch), got shape " + shape_str(*kv.block_table));
+    if (kc.shape[1] < 1)
+      return invalid("k_cache: page_size (k_cache.shape[1]) must be >= 1 with a block_table, got "
+                     "shape " + shape_str(kc));
+    pages_per_seq = kv.block_table->shape[1];
+    capacity = pages_per_seq * kc.shape[1];
+  } else {
+    capacity = kc.shape[1];
+    if (kv.cache_batch_idx) {
+      FA_RETURN_IF_ERROR(check_index(kv.cache_batch_idx, "cache_batch_idx", q, {batch}));
+    } else if (entries < batch) {
+      return invalid("k_cache holds " + std::to_string(entries) + " sequences but q has batch " +
+                     std::to_string(batch) + " (pass cache_batch_idx to select cache entries)");
+    }
+  }
+  if (kv.cache_seqlens) FA_RETURN_IF_ERROR(check_index(kv.cache_seqlens, "cache_seqlens", q, {batch}));
+
+  // New keys to append.
+  int64_t nnew = 0;
+  if ((kv.k_new != nullptr) != (kv.v_new != nullptr))
+    return invalid(kv.k_new ? "k_new is given without v_new (pass both or neither)"
+                            : "v_new is given without k_new (pass both or neither)");
+  if (kv.k_new) {
+    if (!kv.cache_seqlens)
+      return invalid("k_new/v_new need cache_seqlens (where the new keys are written)");
+    FA_RETURN_IF_ERROR(check_descriptor(kv.k_new, "k_new", 4));
+    FA_RETURN_IF_ERROR(check_descriptor(kv.v_new, "v_new", 4));
+    FA_RETURN_IF_ERROR(check_dtype(*kv.k_new, "k_new", q.dtype));
+    FA_RETURN_IF_ERROR(check_dtype(*kv.v_new, "v_new", q.dtype));
+    FA_RETURN_IF_ERROR(check_same_place(*kv.k_new, "k_new", q));
+    FA_RETURN_IF_ERROR(check_same_place(*kv.v_new, "v_new", q));
+    nnew = kv.k_new->shape[1];
+    FA_RETURN_IF_ERROR(check_shape(*kv.k_new, "k_new", {batch, nnew, hk, head_dim}));
+    FA_RETURN_IF_ERROR(check_shape(*kv.v_new, "v_new", {batch, nnew, hk, head_dim}));
+  }
+  if (kv.num_splits < 0)
+    return invalid("num_splits must be >= 0 (0 = chosen automatically, 1 = no split), got " +
+                   std::to_string(kv.num_splits));
+  if (nq > INT32_MAX || capacity > INT32_MAX || batch > INT32_MAX || nnew > INT32_MAX)
+    return unsupported("sequence lengths, cache capacity and batch must be below 2^31");
+  FA_RETURN_IF_ERROR(check_options(opt, int(head_dim)));
+
+  if (!a.shapes_only) {
+    if (!a.out) return invalid("out is null");
+    FA_RETURN_IF_ERROR(check_descriptor(a.out, "out", 4));
+    FA_RETURN_IF_ERROR(check_same_place(*a.out, "out", q));
+    FA_RETURN_IF_ERROR(check_dtype(*a.out, "out", q.dtype));
+    FA_RETURN_IF_ERROR(check_shape(*a.out, "out", {batch, nq, hq, head_dim}));
+    if (a.lse) {
+      FA_RETURN_IF_ERROR(check_descriptor(a.lse, "lse", 3));
+      FA_RETURN_IF_ERROR(check_same_place(*a.lse, "lse", q));
+      FA_RETURN_IF_ERROR(check_dtype(*a.lse, "lse", FA_DTYPE_FLOAT32));
+      FA_RETURN_IF_ERROR(check_shape(*a.lse, "lse", {batch, hq, nq}));
+    }
+  }
+
+  if (opt.backend == FA_BACKEND_CPU && q.device != FA_DEVICE_CPU)
+    return invalid("the CPU backend was asked for but q is a CUDA tensor");
+  if (opt.backend == FA_BACKEND_CUDA && q.device != FA_DEVICE_CUDA)
+    return invalid("the CUDA backend was asked for but q is a CPU tensor");
+  if (opt.algo == FA_ALGO_FA1 || opt.algo == FA_ALGO_FA3)
+    return unsupported("algo: there is no FA1/FA3 decode kernel (use FA_ALGO_AUTO or FA_ALGO_FA2)");
+  if (q.device == FA_DEVICE_CPU && opt.algo != FA_ALGO_AUTO)
+    return unsupported("algo selects a CUDA kernel generation; the CPU backend has one algorithm");
+  if (q.device == FA_DEVICE_CUDA && q.dtype == FA_DTYPE_FLOAT32)
+    return unsupported("q: the CUDA KV-cache kernels take float16 or bfloat16, not float32");
+
+  if (q.device == FA_DEVICE_CPU) {
+    // Host memory: the index values can be checked for free, so the CPU backend needs no clamps.
+    const auto* seqlens =
+        kv.cache_seqlens ? static_cast<const int32_t*>(kv.cache_seqlens->data) : nullptr;
+    const auto* table = paged ? static_cast<const int32_t*>(kv.block_table->data) : nullptr;
+    const auto* idx =
+        kv.cache_batch_idx ? static_cast<const int32_t*>(kv.cache_batch_idx->data) : nullptr;
+    for (int64_t b = 0; b < batch; ++b) {
+      const std::string sb = "[" + std::to_string(b) + "]";
+      int64_t len = capacity;
+      if (seqlens) {
+        const int64_t s0 = seqlens[b];
+        if (s0 < 0)
+          return invalid("cache_seqlens" + sb + " = " + std::to_string(s0) + " is negative");
+        len = s0 + nnew;
+        if (len > capacity)
+          return invalid("cache_seqlens" + sb + " = " + std::to_string(s0) + (nnew ? " plus " +
+                         std::to_string(nnew) + " new keys" : std::string()) +
+                         " exceeds the cache capacity " + std::to_string(capacity));
+      }
+      if (idx) {
+        const int64_t e = idx[b];
+        if (e < 0 || e >= entries)
+          return invalid("cache_batch_idx" + sb + " = " + std::to_string(e) + " is outside [0, " +
+                         std::to_string(entries) + ") (k_cache.shape[0])");
+      }
+      if (table) {
+        const int64_t used = (len + kc.shape[1] - 1) / kc.shape[1];  // pages sequence b reads
+        for (int64_t i = 0; i < used; ++i) {
+          const int64_t pg = table[b * kv.block_table->strides[0] + i];
+          if (pg < 0 || pg >= entries)
+            return invalid("block_table[" + std::to_string(b) + ", " + std::to_string(i) +
+                           "] = " + std::to_string(pg) + " is outside [0, " +
+                           std::to_string(entries) + ") (k_cache.shape[0] pages)");
+        }
+      }
+    }
+  }
+
+  AttnParams r;
+  r.dtype = q.dtype == FA_DTYPE_FLOAT32 ? DType::F32
+            : q.dtype == FA_DTYPE_FLOAT16 ? DType::F16
+                                          : DType::BF16;
+  r.is_cuda = q.device == FA_DEVICE_CUDA;
+  r.device_id = q.device_id;
+  r.batch = int(batch);
+  r.heads_q = int(hq);
+  r.heads_kv = int(hk);
+  r.head_dim = int(head_dim);
+  r.seqlen_q = nq;
+  r.seqlen_k = capacity;
+  r.total_q = batch * nq;
+  r.total_k = entries * kc.shape[1];  // rows of the cache tensor
+  r.q = q.data;
+  r.k = kc.data;
+  r.v = vc.data;
+  r.q_str = strides_of(q, false);
+  r.k_str = strides_of(kc, false);  // paged: the batch stride is the page stride
+  r.v_str = strides_of(vc, false);
+  if (!a.shapes_only) {
+    r.o = a.out->data;
+    r.o_str = strides_of(*a.out, false);
+    if (a.lse) {
+      r.lse = static_cast<float*>(a.lse->data);
+      r.lse_batch_stride = a.lse->strides[0];
+      r.lse_head_stride = a.lse->strides[1];
+    }
+  }
+  r.kvcache = true;
+  // Rank-1 index tensors are contiguous (check_descriptor: unit stride in the last dimension).
+  if (kv.cache_seqlens) r.cache_seqlens = static_cast<const int32_t*>(kv.cache_seqlens->data);
+  if (kv.cache_batch_idx)
+    r.cache_batch_idx = static_cast<const int32_t*>(kv.cache_batch_idx->data);
+  if (paged) {
+    r.block_table = static_cast<const int32_t*>(kv.block_table->data);
+    r.block_table_stride = kv.block_table->strides[0];
+    r.page_size = kc.shape[1];
+  }
+  if (kv.k_new) {
+    r.k_cache_w = kc.data;
+    r.v_cache_w = vc.data;
+    r.k_new = kv.k_new->data;
+    r.v_new = kv.v_new->data;
+    r.knew_str = strides_of(*kv.k_new, false);
+    r.vnew_str = strides_of(*kv.v_new, false);
+    r.seqlen_new = nnew;
+  }
+  r.num_splits = kv.num_splits;
+  fill_options(opt, &r);
+  *p = r;
+  return Status::success();
+}
+
+}  // namespace
 
 fa_backend resolve_backend(const AttnParams& p) {
   return p.is_cuda ? FA_BACKEND_CUDA : FA_BACKEND_CPU;

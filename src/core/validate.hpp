@@ -25,6 +25,8 @@ struct CallArgs {
   const fa_tensor* dk = nullptr;
   const fa_tensor* dv = nullptr;
   const fa_options* opt = nullptr;  // null: defaults
+  // fa_kvcache_forward: the cache description; k/v/varlen are then unused (the cache replaces them).
+  const fa_kvcache* kvcache = nullptr;
   bool backward = false;
   // Workspace queries validate q/k/v and options only; outputs may be absent.
   bool shapes_only = false;

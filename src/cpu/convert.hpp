@@ -113,14 +113,26 @@ inline void store_span(const float* src, int n, core::DType t, void* dst) {
 }
 
 // One head's view of a [batch, row, head, dim] tensor: where row r of head h of sequence b lives.
+// A paged KV cache ([pages, page_size, head, dim]) sets `pages` to the sequence's block-table row:
+// row r is then row r % page_size of page pages[r / page_size] (b is unused).
 struct HeadView {
   const char* base;
   core::DType dtype;
   core::Strides str;
   int64_t b;
   int64_t h;
+  const int32_t* pages = nullptr;
+  int64_t page_size = 1;
   const void* row(int64_t r) const {
-    return base + (str.offset(b, r, h)) * dtype_bytes(dtype);
+    const int64_t off = pages ? pages[r / page_size] * str.batch + (r % page_size) * str.row +
+                                    h * str.head
+                              : str.offset(b, r, h);
+    return base + off * dtype_bytes(dtype);
+  }
+  // Whether rows [r, r + n) are str.row elements apart, so row(r) can be read as one strided tile
+  // (always, unless they cross a page boundary).
+  bool rows_strided(int64_t r, int64_t n) const {
+    return !pages || n <= 1 || r / page_size == (r + n - 1) / page_size;
   }
 };
 

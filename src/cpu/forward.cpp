@@ -1,7 +1,8 @@
 // CPU FlashAttention forward (FlashAttention-2 loop order on a CPU core).
 //
-// One task = one block of kBlockM query rows of one (sequence, query head). The task loads its Q
-// tile once, transposed (Q^T: d x kBlockM, fp32), then walks the key blocks that Mask::key_range
+// One task = one block of kBlockM query rows of one (sequence, query head), or, for KV-cache
+// decode (src/cpu/kvcache.cpp), the few query rows of several heads of one GQA group. The task
+// loads its Q tile once, transposed (Q^T: d x kBlockM, fp32), then walks the key blocks that Mask::key_range
 // says some of its rows can see, kBlockN keys at a time:
 //   S^T = K Q^T            micro-kernel; keys are rows, queries are the 64 vector lanes
 //   softcap / masking      score_transform; -inf only on blocks Mask::block_unmasked calls partial
@@ -29,6 +30,7 @@
 #include "core/mask.hpp"
 #include "core/softmax.hpp"
 #include "cpu/convert.hpp"
+#include "cpu/forward.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/mask_rows.hpp"
 #include "cpu/parallel.hpp"
@@ -36,14 +38,8 @@
 namespace fa::cpu {
 namespace {
 
-constexpr int kBlockM = 64;  // query rows per task = lanes of the S^T tile (4 zmm)
+constexpr int kBlockM = kFwdBlockM;
 constexpr int kBlockN = 64;  // keys per step: rows of S^T; S^T stays in L1 (16 KB)
-
-struct FwdTask {
-  int b;
-  int h;
-  int64_t i0;  // first query row of the block, relative to the sequence
-};
 
 // One worker's tiles, carved from a buffer that outlives the call (ScratchBuffer below). Nothing
 // here is zeroed: every element forward_block reads it has written first in the same task (the
@@ -106,28 +102,62 @@ struct ScratchBuffer {
   }
 };
 
+// Lengths of sequence b; a KV-cache call has all its queries and kv_len keys in the cache.
+core::SeqInfo sequence(const core::AttnParams& p, int b) {
+  if (!p.kvcache) return core::seq_info(p, b);
+  core::SeqInfo s;
+  s.q_len = p.seqlen_q;
+  s.k_len = core::kv_len(p, b);
+  return s;
+}
+
+// K or V rows of (sequence b, KV head hk): the forward's tensor, or the KV cache through
+// cache_batch_idx (a contiguous cache is a batch tensor indexed by the cache entry) or through
+// the sequence's block-table row (paged).
+HeadView key_view(const core::AttnParams& p, const void* base, const core::Strides& str, int b,
+                  int hk) {
+  HeadView v{static_cast<const char*>(base), p.dtype, str, b, hk};
+  if (p.kvcache && p.block_table) {
+    v.pages = p.block_table + int64_t(b) * p.block_table_stride;
+    v.page_size = p.page_size;
+  } else if (p.kvcache && p.cache_batch_idx) {
+    v.b = p.cache_batch_idx[b];
+  }
+  return v;
+}
+
 void forward_block(const core::AttnParams& p, const FwdTask& t, const FwdScratch& w) {
   const int d = p.head_dim;
   const int dp = round_up(d, kVecWidth);
-  const core::SeqInfo seq = core::seq_info(p, t.b);
+  const core::SeqInfo seq = sequence(p, t.b);
   const core::Mask mask(seq.q_len, seq.k_len, p.window_left, p.window_right);
   const int hk = t.h / p.group_size();
+  // Tile rows: t.heads query heads of mi rows each, head-major (row g * mi + r is query i0 + r of
+  // head h + g); the mask depends on the query position only, so every head's segment gets the
+  // same key range and per-key visible interval.
   const int mi = int(std::min<int64_t>(kBlockM, seq.q_len - t.i0));
-  const int mip = round_up(mi, kVecWidth);
+  const int ng = t.heads;
+  const int mt = ng * mi;
+  const int mip = round_up(mt, kVecWidth);
   // fp32 tensors are read in place where that is cheap. K is the A operand of S^T = K Q^T, read
   // once per product: any row stride is fine. V is the B operand of O += P V, re-read for every
   // 6-row block of P: in place only when one head's rows are contiguous (d % 16 == 0, row stride
   // d); with a [B, N, H, D] layout its rows are H*d*4 bytes apart, each on its own page, and a
   // packed copy was measured faster (docs/perf/LOG.md, 2026-11-29).
+  // A paged cache's block is read in place only when it does not cross a page.
   const bool k_in_place = p.dtype == core::DType::F32;
   const bool v_in_place = k_in_place && d == dp && p.v_str.row == d;
 
-  const HeadView qv{static_cast<const char*>(p.q), p.dtype, p.q_str, t.b, t.h};
-  const HeadView kv{static_cast<const char*>(p.k), p.dtype, p.k_str, t.b, hk};
-  const HeadView vv{static_cast<const char*>(p.v), p.dtype, p.v_str, t.b, hk};
+  const HeadView kv = key_view(p, p.k, p.k_str, t.b, hk);
+  const HeadView vv = key_view(p, p.v, p.v_str, t.b, hk);
 
-  load_rows_transposed(qv, seq.q_start + t.i0, mi, mip, d, w.qt, kBlockM, w.row);
-  std::fill(w.o, w.o + int64_t(mi) * dp, 0.f);
+  for (int g = 0; g < ng; ++g) {
+    const HeadView qv{static_cast<const char*>(p.q), p.dtype, p.q_str, t.b, t.h + g};
+    // The last segment also zero-fills the padding columns mt .. mip.
+    load_rows_transposed(qv, seq.q_start + t.i0, mi, g + 1 < ng ? mi : mip - g * mi, d,
+                         w.qt + g * mi, kBlockM, w.row);
+  }
+  std::fill(w.o, w.o + int64_t(mt) * dp, 0.f);
   std::fill(w.m, w.m + kBlockM, -INFINITY);
   std::fill(w.l, w.l + kBlockM, 0.f);
   // With softcap the scores are transformed explicitly; the softmax step then scales by 1.
@@ -139,7 +169,7 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, const FwdScratch
     const int nk = int(std::min<int64_t>(kBlockN, last - j0));
     const float* kp = w.k;
     int64_t ldk = dp;
-    if (k_in_place) {
+    if (k_in_place && kv.rows_strided(seq.k_start + j0, nk)) {
       kp = static_cast<const float*>(kv.row(seq.k_start + j0));
       ldk = p.k_str.row;
     } else {
@@ -147,7 +177,7 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, const FwdScratch
     }
     const float* vp = w.v;
     int64_t ldv = dp;
-    if (v_in_place) {
+    if (v_in_place && vv.rows_strided(seq.k_start + j0, nk)) {
       vp = static_cast<const float*>(vv.row(seq.k_start + j0));
       ldv = p.v_str.row;
     } else {
@@ -165,33 +195,50 @@ void forward_block(const core::AttnParams& p, const FwdTask& t, const FwdScratch
       for (int j = 0; j < nk; ++j) {
         int64_t lo = 0, hi = 0;
         visible_queries(mask, j0 + j, t.i0, mi, &lo, &hi);
-        float* srow = w.st + size_t(j) * kBlockM;
-        std::fill(srow, srow + lo, -INFINITY);
-        std::fill(srow + hi, srow + mi, -INFINITY);
+        for (int g = 0; g < ng; ++g) {
+          float* srow = w.st + size_t(j) * kBlockM + size_t(g) * mi;
+          std::fill(srow, srow + lo, -INFINITY);
+          std::fill(srow + hi, srow + mi, -INFINITY);
+        }
       }
     }
     softmax_update_cols(w.st, kBlockM, nk, mip, softmax_scale, w.m, w.l, w.factor);
-    for (int r = 0; r < mi; ++r)
+    for (int r = 0; r < mt; ++r)
       if (w.factor[r] != 1.f) scale_row(w.o + int64_t(r) * dp, dp, w.factor[r]);
     // O += P V with P read from P^T (nk x kBlockM) transposed, over the nk real keys only.
-    gemm_tile_at(mi, dp, nk, w.st, kBlockM, vp, ldv, w.o, dp, true);
+    gemm_tile_at(mt, dp, nk, w.st, kBlockM, vp, ldv, w.o, dp, true);
   }
 
-  for (int r = 0; r < mi; ++r) {
+  for (int r = 0; r < mt; ++r) {
     const core::RowState st{w.m[r], w.l[r]};
     scale_row(w.o + int64_t(r) * dp, d, st.inv_sum());
   }
-  store_rows(w.o, dp, mi, d, static_cast<char*>(p.o), p.dtype, p.o_str, t.b, seq.q_start + t.i0,
-             t.h);
-  if (p.lse) {
-    for (int r = 0; r < mi; ++r) {
-      const core::RowState st{w.m[r], w.l[r]};
-      p.lse[p.lse_offset(t.b, t.h, seq.q_start + t.i0 + r)] = st.lse();
+  for (int g = 0; g < ng; ++g) {
+    store_rows(w.o + int64_t(g) * mi * dp, dp, mi, d, static_cast<char*>(p.o), p.dtype, p.o_str,
+               t.b, seq.q_start + t.i0, t.h + g);
+    if (p.lse) {
+      for (int r = 0; r < mi; ++r) {
+        const core::RowState st{w.m[g * mi + r], w.l[g * mi + r]};
+        p.lse[p.lse_offset(t.b, t.h + g, seq.q_start + t.i0 + r)] = st.lse();
+      }
     }
   }
 }
 
 }  // namespace
+
+void run_forward_tasks(const core::AttnParams& p, const std::vector<FwdTask>& tasks) {
+  const int threads = std::min<int64_t>(resolve_threads(p.num_threads), int64_t(tasks.size()));
+  const int dp = round_up(p.head_dim, kVecWidth);
+  const size_t per_worker = scratch_floats(p.head_dim, dp);
+  thread_local ScratchBuffer buffer;
+  float* base = buffer.get(per_worker * size_t(std::max(threads, 1)));
+  parallel_for(int64_t(tasks.size()), threads, [&](int64_t t, int worker) {
+    forward_block(p, tasks[size_t(t)],
+                  carve_scratch(base + per_worker * size_t(worker), p.head_dim, dp));
+  });
+  buffer.trim();
+}
 
 core::Status forward(const core::AttnParams& p) {
   if (p.dtype != core::DType::F32 && p.dtype != core::DType::F16 && p.dtype != core::DType::BF16)
@@ -208,16 +255,7 @@ core::Status forward(const core::AttnParams& p) {
       for (int64_t i0 = (seq.q_len - 1) / kBlockM * kBlockM; seq.q_len > 0 && i0 >= 0; i0 -= kBlockM)
         tasks.push_back({b, h, i0});
   }
-  const int threads = std::min<int64_t>(resolve_threads(p.num_threads), int64_t(tasks.size()));
-  const int dp = round_up(p.head_dim, kVecWidth);
-  const size_t per_worker = scratch_floats(p.head_dim, dp);
-  thread_local ScratchBuffer buffer;
-  float* base = buffer.get(per_worker * size_t(std::max(threads, 1)));
-  parallel_for(int64_t(tasks.size()), threads, [&](int64_t t, int worker) {
-    forward_block(p, tasks[size_t(t)],
-                  carve_scratch(base + per_worker * size_t(worker), p.head_dim, dp));
-  });
-  buffer.trim();
+  run_forward_tasks(p, tasks);
   return core::Status::success();
 }
 

@@ -5,7 +5,9 @@
 // softmax: it shares only the mask definition (core::Mask) with the backends.
 #include "cpu/reference.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "core/mask.hpp"
@@ -187,6 +189,76 @@ void forward(const AttnParams& p, std::vector<double>& o, std::vector<double>& l
 void backward(const AttnParams& p, std::vector<double>& dq, std::vector<double>& dk,
               std::vector<double>& dv) {
   backward(p, load(p), dq, dk, dv);
+}
+
+void kvcache_forward(const AttnParams& p, std::vector<double>& o, std::vector<double>& lse) {
+  const int d = p.head_dim;
+  const int batch = p.batch;
+  const size_t nb = size_t(batch);
+  std::vector<int32_t> cu_q(nb + 1, 0), cu_k(nb + 1, 0), old_len(nb, 0);
+  int64_t max_len = 0;
+  for (int b = 0; b < batch; ++b) {
+    old_len[size_t(b)] = p.cache_seqlens ? p.cache_seqlens[b] : int32_t(p.seqlen_k);
+    const int64_t len = old_len[size_t(b)] + (p.k_new ? p.seqlen_new : 0);
+    max_len = std::max(max_len, len);
+    cu_q[size_t(b) + 1] = int32_t(cu_q[size_t(b)] + p.seqlen_q);
+    cu_k[size_t(b) + 1] = int32_t(cu_k[size_t(b)] + len);
+  }
+  AttnParams v = p;
+  v.kvcache = false;
+  v.varlen = true;
+  v.cu_seqlens_q = cu_q.data();
+  v.cu_seqlens_k = cu_k.data();
+  v.seqused_k = nullptr;
+  v.total_q = cu_q[size_t(batch)];
+  v.total_k = cu_k[size_t(batch)];
+  v.seqlen_k = max_len;
+
+  // Row j of KV head h of sequence b, from the cache (j < old length) or from the new rows.
+  std::vector<float> row(static_cast<size_t>(d));
+  auto key_row = [&](const void* cache, const core::Strides& cs, const void* fresh,
+                     const core::Strides& ns, int b, int64_t j, int h) -> const void* {
+    const int64_t eb = cpu::dtype_bytes(p.dtype);
+    if (j >= old_len[size_t(b)])
+      return static_cast<const char*>(fresh) + ns.offset(b, j - old_len[size_t(b)], h) * eb;
+    int64_t off;
+    if (p.block_table) {
+      const int64_t page = p.block_table[int64_t(b) * p.block_table_stride + j / p.page_size];
+      off = page * cs.batch + (j % p.page_size) * cs.row + h * cs.head;
+    } else {
+      const int64_t entry = p.cache_batch_idx ? p.cache_batch_idx[b] : b;
+      off = entry * cs.batch + j * cs.row + h * cs.head;
+    }
+    return static_cast<const char*>(cache) + off * eb;
+  };
+  Inputs in;
+  in.q.assign(size_t(v.total_q * p.heads_q * d), 0.0);
+  in.k.assign(size_t(v.total_k * p.heads_kv * d), 0.0);
+  in.v.assign(in.k.size(), 0.0);
+  for (int b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < p.seqlen_q; ++i)
+      for (int h = 0; h < p.heads_q; ++h) {
+        const cpu::HeadView qv{static_cast<const char*>(p.q), p.dtype, p.q_str, b, h};
+        cpu::load_span(qv.row(i), p.dtype, d, row.data());
+        std::copy(row.begin(), row.end(), in.q.begin() + (q_row(v, b, i) * p.heads_q + h) * d);
+      }
+    for (int64_t j = 0; j < cu_k[size_t(b) + 1] - cu_k[size_t(b)]; ++j)
+      for (int h = 0; h < p.heads_kv; ++h) {
+        const int64_t at = (k_row(v, b, j) * p.heads_kv + h) * d;
+        cpu::load_span(key_row(p.k, p.k_str, p.k_new, p.knew_str, b, j, h), p.dtype, d, row.data());
+        std::copy(row.begin(), row.end(), in.k.begin() + at);
+        cpu::load_span(key_row(p.v, p.v_str, p.v_new, p.vnew_str, b, j, h), p.dtype, d, row.data());
+        std::copy(row.begin(), row.end(), in.v.begin() + at);
+      }
+  }
+  std::vector<double> lse_varlen;
+  forward(v, in, o, lse_varlen);  // o: varlen rows b * Nq + i are the batch layout's rows
+  lse.assign(size_t(int64_t(batch) * p.heads_q * p.seqlen_q), 0.0);
+  for (int b = 0; b < batch; ++b)
+    for (int h = 0; h < p.heads_q; ++h)
+      for (int64_t i = 0; i < p.seqlen_q; ++i)
+        lse[size_t((int64_t(b) * p.heads_q + h) * p.seqlen_q + i)] =
+            lse_varlen[size_t(lse_index(v, b, h, i))];
 }
 
 }  // namespace fa::ref

@@ -36,6 +36,14 @@ void forward(const core::AttnParams& p, std::vector<double>& o, std::vector<doub
 void backward(const core::AttnParams& p, std::vector<double>& dq, std::vector<double>& dk,
               std::vector<double>& dv);
 
+// KV-cache attention (p.kvcache, host memory) as flash_attn_with_kvcache defines it: p describes
+// the call's inputs, i.e. the cache BEFORE k_new/v_new are appended; the keys of sequence b are
+// cache rows 0 .. cache_seqlens[b] - 1 followed by its k_new rows (all capacity rows without
+// cache_seqlens). Gathers them (with its own paged/contiguous addressing, not core::cache_offset)
+// into a varlen problem and runs forward(). o in the batch layout above ([B * Nq][Hq][D]), lse
+// [B][Hq][Nq]. Index values must be valid (validation's host checks).
+void kvcache_forward(const core::AttnParams& p, std::vector<double>& o, std::vector<double>& lse);
+
 // Dense indices of the layout above.
 int64_t q_row(const core::AttnParams& p, int b, int64_t i);  // row of query i of sequence b
 int64_t k_row(const core::AttnParams& p, int b, int64_t j);
