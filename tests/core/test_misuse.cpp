@@ -796,6 +796,276 @@ TEST(Misuse, StatusStrings) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// KV-cache decode (fa_kvcache_forward). A valid paged call with an append: q [2, 1, 4, 64],
+// cache [6 pages, 4 rows, 2 heads, 64] (as a contiguous cache: [3, 8, 2, 64]), block_table
+// [2, 3], cache_seqlens {5, 9}, k_new/v_new [2, 1, 2, 64]. The cache is one of the checked
+// buffers: a failed call must not have appended anything.
+// ---------------------------------------------------------------------------------------------
+class KvProblem {
+ public:
+  static constexpr int64_t B = 2, Nq = 1, Hq = 4, Hk = 2, D = 64, Pages = 6, Ps = 4, P = 3;
+
+  KvProblem() {
+    auto add = [&](const char* name, int64_t n) {
+      buffers_.push_back({name, std::vector<uint8_t>(size_t(n)), {}});
+      return buffers_.size() - 1;
+    };
+    const size_t iq = add("q", B * Nq * Hq * D * 2), ik = add("k_cache", Pages * Ps * Hk * D * 2),
+                 iv = add("v_cache", Pages * Ps * Hk * D * 2), ikn = add("k_new", B * Hk * D * 2),
+                 ivn = add("v_new", B * Hk * D * 2), io = add("out", B * Nq * Hq * D * 2),
+                 il = add("lse", B * Hq * Nq * 4), is = add("cache_seqlens", B * 4),
+                 it = add("block_table", B * P * 4), ii = add("cache_batch_idx", B * 4);
+    for (size_t i : {iq, ik, iv, ikn, ivn, io}) {
+      const uint16_t x = i == ikn || i == ivn ? 0x3800 : 0x3400;  // 0.5 / 0.25 in fp16
+      for (size_t j = 0; j < buffers_[i].bytes.size(); j += 2)
+        std::memcpy(&buffers_[i].bytes[j], &x, 2);
+    }
+    std::memset(buffers_[il].bytes.data(), kPattern, buffers_[il].bytes.size());
+    const int32_t seqlens[B] = {5, 9}, table[B * P] = {4, 0, -1, 2, 5, 1}, idx[B] = {2, 0};
+    std::memcpy(buffers_[is].bytes.data(), seqlens, sizeof seqlens);
+    std::memcpy(buffers_[it].bytes.data(), table, sizeof table);  // -1: a page sequence 0 never uses
+    std::memcpy(buffers_[ii].bytes.data(), idx, sizeof idx);
+    for (Buffer& b : buffers_) b.snapshot = b.bytes;
+    auto ptr = [&](size_t i) { return static_cast<void*>(buffers_[i].bytes.data()); };
+    q = make_tensor(ptr(iq), FA_DTYPE_FLOAT16, {B, Nq, Hq, D});
+    k_cache = make_tensor(ptr(ik), FA_DTYPE_FLOAT16, {Pages, Ps, Hk, D});
+    v_cache = make_tensor(ptr(iv), FA_DTYPE_FLOAT16, {Pages, Ps, Hk, D});
+    k_new = make_tensor(ptr(ikn), FA_DTYPE_FLOAT16, {B, 1, Hk, D});
+    v_new = make_tensor(ptr(ivn), FA_DTYPE_FLOAT16, {B, 1, Hk, D});
+    out = make_tensor(ptr(io), FA_DTYPE_FLOAT16, {B, Nq, Hq, D});
+    lse = make_tensor(ptr(il), FA_DTYPE_FLOAT32, {B, Hq, Nq});
+    seqlens_t = make_tensor(ptr(is), FA_DTYPE_INT32, {B});
+    table_t = make_tensor(ptr(it), FA_DTYPE_INT32, {B, P});
+    idx_t = make_tensor(ptr(ii), FA_DTYPE_INT32, {B});
+    kv = fa_kvcache{&k_cache, &v_cache, &seqlens_t, &table_t, nullptr, &k_new, &v_new, 0};
+    fa_options_init(&opt);
+    opt.num_threads = 1;
+  }
+  // The same memory as a contiguous cache [3, 8, 2, 64] selected by cache_batch_idx {2, 0}, with
+  // cache_seqlens {5, 6} (capacity 8).
+  void make_contiguous() {
+    for (fa_tensor* t : {&k_cache, &v_cache}) *t = make_tensor(t->data, t->dtype, {3, 8, Hk, D});
+    kv.block_table = nullptr;
+    kv.cache_batch_idx = &idx_t;
+    seqlens()[1] = 6;
+    rebaseline();
+  }
+  int32_t* seqlens() { return static_cast<int32_t*>(seqlens_t.data); }
+  int32_t* table() { return static_cast<int32_t*>(table_t.data); }
+  int32_t* idx() { return static_cast<int32_t*>(idx_t.data); }
+  void rebaseline() {
+    for (Buffer& b : buffers_) b.snapshot = b.bytes;
+  }
+  std::string touched() const {
+    std::string names;
+    for (const Buffer& b : buffers_)
+      if (b.bytes != b.snapshot) names += (names.empty() ? "" : ", ") + b.name;
+    return names;
+  }
+  fa_status forward() { return fa_kvcache_forward(&q, &kv, &out, &lse, &opt); }
+
+  fa_tensor q, k_cache, v_cache, k_new, v_new, out, lse, seqlens_t, table_t, idx_t;
+  fa_kvcache kv;
+  fa_options opt;
+
+ private:
+  std::vector<Buffer> buffers_;
+};
+
+::testing::AssertionResult KvFails(fa_status got, fa_status want, const std::string& words,
+                                   const KvProblem& p) {
+  const std::string msg = fa_last_error();
+  if (got != want)
+    return ::testing::AssertionFailure()
+           << "status " << fa_status_string(got) << " (" << int(got) << "), expected "
+           << fa_status_string(want) << "; message: \"" << msg << "\"";
+  if (msg.find(words) == std::string::npos)
+    return ::testing::AssertionFailure()
+           << "message \"" << msg << "\" does not contain \"" << words << "\"";
+  const std::string t = p.touched();
+  if (!t.empty())
+    return ::testing::AssertionFailure() << "failed call wrote to: " << t << " (\"" << msg << "\")";
+  return ::testing::AssertionSuccess();
+}
+
+TEST(MisuseKvcache, ValidCallsSucceed) {
+  {
+    KvProblem p;
+    EXPECT_EQ(p.forward(), FA_OK) << fa_last_error();
+    EXPECT_NE(p.touched().find("k_cache"), std::string::npos);  // the append happened
+    size_t bytes = 7;
+    EXPECT_EQ(fa_kvcache_workspace_size(&p.q, &p.kv, &p.opt, &bytes), FA_OK) << fa_last_error();
+    EXPECT_EQ(bytes, 0u);  // the CPU backend needs no workspace
+  }
+  {
+    KvProblem p;
+    p.make_contiguous();
+    EXPECT_EQ(p.forward(), FA_OK) << fa_last_error();
+    p.kv.k_new = p.kv.v_new = nullptr;
+    p.kv.cache_seqlens = nullptr;  // every sequence holds the whole capacity
+    EXPECT_EQ(p.forward(), FA_OK) << fa_last_error();
+    EXPECT_EQ(fa_kvcache_forward(&p.q, &p.kv, &p.out, nullptr, &p.opt), FA_OK) << fa_last_error();
+  }
+}
+
+TEST(MisuseKvcache, NullDescription) {
+  KvProblem p;
+  EXPECT_TRUE(KvFails(fa_kvcache_forward(&p.q, nullptr, &p.out, &p.lse, &p.opt), kInvalid,
+                      "kv (the fa_kvcache description) is null", p));
+  size_t bytes = 3;
+  EXPECT_TRUE(KvFails(fa_kvcache_workspace_size(&p.q, nullptr, &p.opt, &bytes), kInvalid,
+                      "kv (the fa_kvcache description) is null", p));
+  EXPECT_EQ(bytes, 3u);
+}
+
+TEST(MisuseKvcache, KNewWithoutVNew) {
+  KvProblem p;
+  p.kv.v_new = nullptr;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "k_new is given without v_new", p));
+}
+
+TEST(MisuseKvcache, NewKeysNeedCacheSeqlens) {
+  KvProblem p;
+  p.kv.cache_seqlens = nullptr;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "k_new/v_new need cache_seqlens", p));
+}
+
+TEST(MisuseKvcache, BlockTableWithBatchIdx) {
+  KvProblem p;
+  p.kv.cache_batch_idx = &p.idx_t;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "cache_batch_idx cannot be combined with block_table", p));
+}
+
+TEST(MisuseKvcache, IndexDtype) {
+  KvProblem p;
+  p.seqlens_t.dtype = FA_DTYPE_FLOAT32;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "cache_seqlens: expected dtype int32, got float32", p));
+  p.seqlens_t.dtype = FA_DTYPE_INT32;
+  p.table_t.dtype = FA_DTYPE_FLOAT16;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "block_table: expected dtype int32, got float16", p));
+}
+
+TEST(MisuseKvcache, IndexShapes) {
+  KvProblem p;
+  p.table_t.shape[0] = 1;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "block_table: expected 2 rows (q's batch)", p));
+  p.table_t.shape[0] = 2;
+  p.seqlens_t.shape[0] = 3;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "cache_seqlens: expected shape [2], got [3]", p));
+  p.seqlens_t.shape[0] = 2;
+  p.table_t.rank = 1;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "block_table: expected rank 2, got 1", p));
+}
+
+TEST(MisuseKvcache, SeqlensPastCapacity) {
+  KvProblem p;
+  p.seqlens()[1] = 12;  // + 1 new key > 3 pages x 4 rows
+  p.rebaseline();
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid,
+                      "cache_seqlens[1] = 12 plus 1 new keys exceeds the cache capacity 12", p));
+}
+
+TEST(MisuseKvcache, NegativeSeqlens) {
+  KvProblem p;
+  p.seqlens()[0] = -1;
+  p.rebaseline();
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "cache_seqlens[0] = -1 is negative", p));
+}
+
+TEST(MisuseKvcache, BlockTableEntryOutOfRange) {
+  KvProblem p;
+  p.table()[5] = 6;  // sequence 1's third page (it uses all three: 9 + 1 keys)
+  p.rebaseline();
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "block_table[1, 2] = 6 is outside [0, 6)", p));
+  p.table()[5] = 1;
+  p.table()[0] = -2;
+  p.rebaseline();
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "block_table[0, 0] = -2 is outside [0, 6)", p));
+}
+
+TEST(MisuseKvcache, BatchIdxOutOfRange) {
+  KvProblem p;
+  p.make_contiguous();
+  p.idx()[1] = 3;
+  p.rebaseline();
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "cache_batch_idx[1] = 3 is outside [0, 3)", p));
+}
+
+TEST(MisuseKvcache, ContiguousCacheSmallerThanBatch) {
+  KvProblem p;
+  p.make_contiguous();
+  p.kv.cache_batch_idx = nullptr;
+  p.k_cache.shape[0] = p.v_cache.shape[0] = 1;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "k_cache holds 1 sequences but q has batch 2", p));
+}
+
+TEST(MisuseKvcache, NewKeysShape) {
+  KvProblem p;
+  p.k_new.shape[2] = 4;  // query heads instead of KV heads
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "k_new: expected shape [2, 1, 2, 64], got [2, 1, 4, 64]", p));
+  p.k_new.shape[2] = 2;
+  p.v_new.shape[1] = 2;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "v_new: expected shape [2, 1, 2, 64], got [2, 2, 2, 64]", p));
+}
+
+TEST(MisuseKvcache, CacheShapesAndDtypes) {
+  KvProblem p;
+  p.v_cache.shape[1] = 2;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "v_cache: expected shape [6, 4, 2, 64], got [6, 2, 2, 64]", p));
+  p.v_cache.shape[1] = 4;
+  p.k_cache.dtype = FA_DTYPE_BFLOAT16;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "k_cache: expected dtype float16, got bfloat16", p));
+  p.k_cache.dtype = FA_DTYPE_FLOAT16;
+  p.k_cache.shape[3] = p.v_cache.shape[3] = 32;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "k_cache: head_dim 32 does not match q's 64", p));
+  p.k_cache.shape[3] = p.v_cache.shape[3] = 64;
+  p.k_cache.shape[2] = p.v_cache.shape[2] = 3;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "q has 4 heads, not a multiple of k_cache's 3", p));
+  p.k_cache.shape[2] = p.v_cache.shape[2] = 2;
+  p.k_cache.shape[1] = p.v_cache.shape[1] = 0;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "page_size (k_cache.shape[1]) must be >= 1", p));
+}
+
+TEST(MisuseKvcache, OutputShapes) {
+  KvProblem p;
+  p.lse.shape[1] = 2;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "lse: expected shape [2, 4, 1], got [2, 2, 1]", p));
+  p.lse.shape[1] = 4;
+  p.out.shape[2] = 2;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "out: expected shape [2, 1, 4, 64], got [2, 1, 2, 64]", p));
+  p.out.shape[2] = 4;
+  EXPECT_TRUE(KvFails(fa_kvcache_forward(&p.q, &p.kv, nullptr, &p.lse, &p.opt), kInvalid,
+                      "out is null", p));
+}
+
+TEST(MisuseKvcache, NumSplitsAndAlgo) {
+  KvProblem p;
+  p.kv.num_splits = -1;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "num_splits must be >= 0", p));
+  p.kv.num_splits = 4;  // ignored on the CPU: valid
+  p.opt.algo = FA_ALGO_FA3;
+  EXPECT_TRUE(KvFails(p.forward(), kUnsupported, "no FA1/FA3 decode kernel", p));
+  p.opt.algo = FA_ALGO_FA1;
+  EXPECT_TRUE(KvFails(p.forward(), kUnsupported, "no FA1/FA3 decode kernel", p));
+  p.opt.algo = FA_ALGO_FA2;
+  EXPECT_TRUE(KvFails(p.forward(), kUnsupported, "the CPU backend has one algorithm", p));
+}
+
+TEST(MisuseKvcache, MixedDevicesAndCudaFloat32) {
+  KvProblem p;
+  p.table_t.device = FA_DEVICE_CUDA;
+  EXPECT_TRUE(KvFails(p.forward(), kInvalid, "block_table is on CUDA but q is on CPU", p));
+  p.table_t.device = FA_DEVICE_CPU;
+  // All on CUDA in float32: refused by validation, before any backend (no GPU needed).
+  for (fa_tensor* t : {&p.q, &p.k_cache, &p.v_cache, &p.k_new, &p.v_new, &p.out})
+    t->dtype = FA_DTYPE_FLOAT32;
+  for (fa_tensor* t : {&p.q, &p.k_cache, &p.v_cache, &p.k_new, &p.v_new, &p.out, &p.lse,
+                       &p.seqlens_t, &p.table_t})
+    t->device = FA_DEVICE_CUDA;
+  EXPECT_TRUE(KvFails(p.forward(), kUnsupported, "CUDA KV-cache kernels take float16 or bfloat16", p));
+}
+
+// ---------------------------------------------------------------------------------------------
 // The C++ API: the same checks surface as fa::Error carrying the status.
 // ---------------------------------------------------------------------------------------------
 template <class F>
