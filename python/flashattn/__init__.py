@@ -1,14 +1,23 @@
 """flashattn: exact FlashAttention (CUDA kernels and a CPU backend) behind a C ABI.
 
 - flash_attn_func / flash_attn_varlen_func: drop-ins for flash_attn's, on torch tensors.
-- attention / attention_backward (and the _varlen forms): any DLPack array, e.g. NumPy.
+- flash_attn_with_kvcache: flash_attn's KV-cache decode (contiguous or paged cache, in-place
+  append), on torch tensors.
+- attention / attention_backward (and the _varlen forms), attention_with_kvcache: any DLPack
+  array, e.g. NumPy.
 
 torch is optional: without it the package imports and the DLPack functions work; the torch
 functions raise ImportError.
 """
 
 from . import _C
-from ._core import attention, attention_backward, attention_varlen, attention_varlen_backward
+from ._core import (
+    attention,
+    attention_backward,
+    attention_varlen,
+    attention_varlen_backward,
+    attention_with_kvcache,
+)
 
 __version__ = _C.version()
 
@@ -34,17 +43,20 @@ if _torch_missing:
 
     flash_attn_func = _needs_torch("flash_attn_func")
     flash_attn_varlen_func = _needs_torch("flash_attn_varlen_func")
+    flash_attn_with_kvcache = _needs_torch("flash_attn_with_kvcache")
 else:
     # Importing registers the torch.ops.flashattn custom ops.
-    from ._torch import flash_attn_func, flash_attn_varlen_func
+    from ._torch import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache
 
 __all__ = [
     "attention",
     "attention_backward",
     "attention_varlen",
     "attention_varlen_backward",
+    "attention_with_kvcache",
     "flash_attn_func",
     "flash_attn_varlen_func",
+    "flash_attn_with_kvcache",
     "cuda_built",
     "cuda_device_count",
     "build_info",

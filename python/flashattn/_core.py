@@ -231,3 +231,41 @@ def attention_varlen_backward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                        out, lse, dout, dq, dk, dv,
                        *_opts(softmax_scale, causal, window_size, softcap, deterministic, arrays.stream))
     return arrays.finish(dq), arrays.finish(dk), arrays.finish(dv)
+
+
+def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=None, cache_batch_idx=None,
+                           block_table=None, causal=False, softmax_scale=None, window_size=(-1, -1), softcap=0.0,
+                           num_splits=0, return_lse=False):
+    """KV-cache attention (flash_attn_with_kvcache's semantics) on any DLPack arrays.
+
+    q (batch, seqlen_q, heads, head_dim). The cache is contiguous, k_cache/v_cache (batch_cache,
+    capacity, heads_kv, head_dim) with an optional cache_batch_idx (batch,) int32, or paged,
+    (num_pages, page_size, heads_kv, head_dim) with block_table (batch, pages_per_seq) int32.
+    k/v (batch, seqlen_new, heads_kv, head_dim), optional, are written into the cache IN PLACE at
+    rows cache_seqlens[b] ..; sequence b then attends over cache_seqlens[b] + seqlen_new keys
+    (the whole capacity without cache_seqlens). cache_seqlens: int32 (batch,) or, for NumPy
+    inputs, an int. Returns out (and lse (batch, heads, seqlen_q) float32 with return_lse).
+    torch tensors go to flashattn.flash_attn_with_kvcache.
+    """
+    if _is_torch(q):
+        from ._torch import flash_attn_with_kvcache
+
+        r = flash_attn_with_kvcache(
+            q, k_cache, v_cache, k=k, v=v, cache_seqlens=cache_seqlens, cache_batch_idx=cache_batch_idx,
+            block_table=block_table, softmax_scale=softmax_scale, causal=causal, window_size=window_size,
+            softcap=softcap, num_splits=num_splits, return_softmax_lse=return_lse,
+        )
+        return r
+    arrays = _Arrays(q)
+    _rank(q, 4, "q")
+    b, nq, h, _ = q.shape
+    if isinstance(cache_seqlens, (int, np.integer)):
+        if not arrays._np:
+            raise TypeError("cache_seqlens: an int is accepted for NumPy inputs only; pass an int32 array on q's device")
+        cache_seqlens = np.full((b,), int(cache_seqlens), dtype=np.int32)
+    out = arrays.empty(q.shape, _dtype_of(q))
+    lse = arrays.empty((b, h, nq), "float32")
+    _C.kvcache_forward(q, k_cache, v_cache, cache_seqlens, block_table, cache_batch_idx, k, v, int(num_splits), out,
+                       lse, *_opts(softmax_scale, causal, window_size, softcap, False, arrays.stream))
+    out = arrays.finish(out)
+    return (out, arrays.finish(lse)) if return_lse else out

@@ -76,6 +76,7 @@ _c_fwd = _C.torch_fwd
 _c_bwd = _C.torch_bwd
 _c_varlen_fwd = _C.torch_varlen_fwd
 _c_varlen_bwd = _C.torch_varlen_bwd
+_c_kvcache = _C.torch_kvcache_fwd
 # torch_fwd/torch_varlen_fwd's mode: a custom-op implementation (outputs never share a storage:
 # custom ops must not return aliasing outputs), the public functions' eager call (route decided in
 # the same crossing), the eager autograd.Function's forward.
@@ -212,6 +213,27 @@ def _varlen_backward(ctx, dout, dlse):
 
 
 torch.library.register_autograd("flashattn::varlen_fwd", _varlen_backward, setup_context=_varlen_setup_context)
+
+
+# ------------------------------------------------------------------------------------------------
+# Custom op: KV-cache decode (flash_attn_with_kvcache). No autograd, as in flash_attn. The caches
+# are declared mutated (k/v are appended to them in place), so functionalization under
+# torch.compile orders the call against other uses of the caches and keeps the write.
+# ------------------------------------------------------------------------------------------------
+@torch.library.custom_op("flashattn::kvcache_fwd", mutates_args=("k_cache", "v_cache"))
+def _kvcache_fwd(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Optional[Tensor], v: Optional[Tensor],
+                 cache_seqlens: Optional[Tensor], cache_batch_idx: Optional[Tensor], block_table: Optional[Tensor],
+                 softmax_scale: float, causal: bool, window_left: int, window_right: int, softcap: float,
+                 num_splits: int) -> tuple[Tensor, Tensor]:
+    return _c_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table, _PLAIN, True,
+                      softmax_scale, causal, window_left, window_right, softcap, num_splits)
+
+
+@_kvcache_fwd.register_fake
+def _(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table, softmax_scale, causal, window_left,
+      window_right, softcap, num_splits):
+    b, nq, h, _ = q.shape
+    return q.new_empty(q.shape), q.new_empty((b, h, nq), dtype=torch.float32)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -395,6 +417,58 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     _refuse_forward_ad(q, k, v)
     out, lse = torch.ops.flashattn.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_q, max_k, *opts, seqused_k)
     return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None, rotary_sin=None,
+                            cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
+                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None, num_splits=0, return_softmax_lse=False):
+    """flash_attn.flash_attn_with_kvcache: attention of q over a KV cache, appending k/v first.
+
+    q (batch, seqlen_q, nheads, headdim). k_cache/v_cache: (batch_cache, seqlen_cache, nheads_k,
+    headdim), or with block_table (batch, max_num_blocks_per_seq) int32 a paged cache
+    (num_blocks, page_block_size, nheads_k, headdim) (any page size >= 1). k/v (batch, seqlen_new,
+    nheads_k, headdim), optional: written into the cache in place at rows cache_seqlens[b] ..
+    (cache_seqlens required). cache_seqlens: int32 (batch,) or an int. cache_batch_idx: int32
+    (batch,), which cache entry each sequence uses (contiguous cache only). Sequence b attends over
+    cache_seqlens[b] + seqlen_new keys (the whole cache without cache_seqlens), causal/windows
+    bottom-right aligned. num_splits: split-KV on CUDA (0 = heuristic, 1 = off; ignored on the CPU).
+    On CUDA, index values are not checked (that would synchronise): lengths past the cache are
+    clamped; on the CPU they are checked (ValueError).
+
+    rotary_cos/rotary_sin (with rotary_interleaved), cache_leftpad and alibi_slopes are not
+    implemented (NotImplementedError). No autograd, as in flash_attn.
+    Returns out, or (out, softmax_lse) with return_softmax_lse (lse (batch, nheads, seqlen_q) float32).
+    """
+    if rotary_cos is not None or rotary_sin is not None:
+        raise NotImplementedError(
+            "rotary_cos/rotary_sin are not supported by flashattn (no fused rotary embedding); apply the rotary "
+            "embedding to q and k before the call and pass rotary_cos=None, rotary_sin=None"
+        )
+    if cache_leftpad is not None:
+        raise NotImplementedError("cache_leftpad is not supported by flashattn; pass cache_leftpad=None")
+    if alibi_slopes is not None:
+        raise NotImplementedError("alibi_slopes is not supported by flashattn; pass alibi_slopes=None")
+    left, right = (-1, -1) if window_size == (-1, -1) else check_window(window_size)
+    if isinstance(cache_seqlens, int):
+        _check_tensor(q, "q")
+        cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32, device=q.device)
+    if not (_is_compiling() or _FORCE_OPS):
+        r = _c_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table, _ROUTE,
+                       return_softmax_lse, softmax_scale, causal, left, right, softcap, int(num_splits))
+        if r is not NotImplemented:
+            return r
+    for t, name in ((q, "q"), (k_cache, "k_cache"), (v_cache, "v_cache")):
+        _check_tensor(t, name)
+    for t, name in ((k, "k"), (v, "v"), (cache_seqlens, "cache_seqlens"), (cache_batch_idx, "cache_batch_idx"),
+                    (block_table, "block_table")):
+        if t is not None:
+            _check_tensor(t, name)
+    _refuse_forward_ad(q, k_cache, v_cache, k, v)
+    out, lse = torch.ops.flashattn.kvcache_fwd(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table,
+                                               scale_arg(softmax_scale), bool(causal), left, right, float(softcap),
+                                               int(num_splits))
+    return (out, lse) if return_softmax_lse else out
 
 
 def backward_args(dout, q, k, v, out, lse, softmax_scale, causal, window_size, softcap, deterministic):

@@ -254,6 +254,71 @@ size_t workspace_size(bool is_backward, const InArray& q, const InArray& k, cons
   return bytes;
 }
 
+// ---- KV cache (fa_kvcache_forward) ------------------------------------------------------------
+
+// The cache description of one call; owns the descriptors its fa_kvcache points at. The caches
+// are written in place (where k_new rows land), so they are never copied on the way in.
+struct KvDesc {
+  fa_tensor k_cache{}, v_cache{}, seqlens{}, table{}, idx{}, k_new{}, v_new{};
+  fa_kvcache kv{};
+  KvDesc() = default;
+  KvDesc(const KvDesc&) = delete;
+  void link(bool has_seqlens, bool has_table, bool has_idx, bool has_k_new, bool has_v_new, int num_splits) {
+    kv.k_cache = &k_cache;
+    kv.v_cache = &v_cache;
+    kv.cache_seqlens = has_seqlens ? &seqlens : nullptr;
+    kv.block_table = has_table ? &table : nullptr;
+    kv.cache_batch_idx = has_idx ? &idx : nullptr;
+    kv.k_new = has_k_new ? &k_new : nullptr;
+    kv.v_new = has_v_new ? &v_new : nullptr;
+    kv.num_splits = num_splits;
+  }
+};
+
+using OptIn = std::optional<InArray>;
+
+void kvcache_desc(KvDesc* d, const OutArray& k_cache, const OutArray& v_cache, const OptIn& cache_seqlens,
+                  const OptIn& block_table, const OptIn& cache_batch_idx, const OptIn& k_new, const OptIn& v_new,
+                  int num_splits) {
+  d->k_cache = to_fa(k_cache, "k_cache");
+  d->v_cache = to_fa(v_cache, "v_cache");
+  if (cache_seqlens) d->seqlens = to_fa(*cache_seqlens, "cache_seqlens");
+  if (block_table) d->table = to_fa(*block_table, "block_table");
+  if (cache_batch_idx) d->idx = to_fa(*cache_batch_idx, "cache_batch_idx");
+  if (k_new) d->k_new = to_fa(*k_new, "k_new");
+  if (v_new) d->v_new = to_fa(*v_new, "v_new");
+  d->link(bool(cache_seqlens), bool(block_table), bool(cache_batch_idx), bool(k_new), bool(v_new), num_splits);
+}
+
+void kvcache_forward(const InArray& q, const OutArray& k_cache, const OutArray& v_cache, const OptIn& cache_seqlens,
+                     const OptIn& block_table, const OptIn& cache_batch_idx, const OptIn& k_new, const OptIn& v_new,
+                     int num_splits, const OutArray& out, const std::optional<OutArray>& lse, FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q");
+  KvDesc d;
+  kvcache_desc(&d, k_cache, v_cache, cache_seqlens, block_table, cache_batch_idx, k_new, v_new, num_splits);
+  fa_tensor to = to_fa(out, "out"), tl{};
+  if (lse) tl = to_fa(*lse, "lse");
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  fa_status st;
+  {
+    nb::gil_scoped_release nogil;
+    st = fa_kvcache_forward(&tq, &d.kv, &to, lse ? &tl : nullptr, &o);
+  }
+  check(st);
+}
+
+size_t kvcache_workspace_size(const InArray& q, const OutArray& k_cache, const OutArray& v_cache,
+                              const OptIn& cache_seqlens, const OptIn& block_table, const OptIn& cache_batch_idx,
+                              const OptIn& k_new, const OptIn& v_new, int num_splits, FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q");
+  KvDesc d;
+  kvcache_desc(&d, k_cache, v_cache, cache_seqlens, block_table, cache_batch_idx, k_new, v_new, num_splits);
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  size_t bytes = 0;
+  check(fa_kvcache_workspace_size(&tq, &d.kv, &o, &bytes));
+  return bytes;
+}
+
 // ---- torch fast path ------------------------------------------------------------------------
 
 int64_t as_i64(PyObject* o) {
@@ -843,6 +908,39 @@ nb::object torch_varlen_bwd(nb::handle dout, nb::handle q, nb::handle k, nb::han
   return nb::make_tuple(dq.obj, dk.obj, dv.obj);
 }
 
+// flash_attn_with_kvcache: allocates out (and lse) and the workspace through torch and runs on
+// torch's current stream. Optional tensors arrive as None. No autograd (flash_attn's has none):
+// requires_grad inputs do not change the route, the output simply carries no graph. With
+// kFwdRoute it returns NotImplemented where a tracer, mode or tensor subclass needs the custom op.
+// k_cache/v_cache are read as they are (never copied: the append must land in the caller's cache).
+nb::object torch_kvcache_fwd(nb::handle q, nb::handle k_cache, nb::handle v_cache, nb::handle k_new,
+                             nb::handle v_new, nb::handle cache_seqlens, nb::handle cache_batch_idx,
+                             nb::handle block_table, int mode, nb::handle want_lse_obj, nb::handle scale,
+                             nb::handle causal, int window_left, int window_right, nb::handle softcap,
+                             int num_splits) {
+  if (mode == kFwdRoute && route(q, k_cache, v_cache) == Route::Ops) return nb::borrow(Py_NotImplemented);
+  const bool want_lse = truthy(want_lse_obj);
+  const Input iq(q, "q");
+  std::optional<Input> ik, iv;
+  KvDesc d;
+  d.k_cache = torch_tensor(k_cache, "k_cache");
+  d.v_cache = torch_tensor(v_cache, "v_cache");
+  if (!k_new.is_none()) d.k_new = ik.emplace(k_new, "k_new").t;
+  if (!v_new.is_none()) d.v_new = iv.emplace(v_new, "v_new").t;
+  if (!cache_seqlens.is_none()) d.seqlens = torch_tensor(cache_seqlens, "cache_seqlens");
+  if (!cache_batch_idx.is_none()) d.idx = torch_tensor(cache_batch_idx, "cache_batch_idx");
+  if (!block_table.is_none()) d.table = torch_tensor(block_table, "block_table");
+  d.link(!cache_seqlens.is_none(), !block_table.is_none(), !cache_batch_idx.is_none(), bool(ik), bool(iv),
+         num_splits);
+  fa_options o = torch_options(iq.t, scale, causal, window_left, window_right, softcap, Py_False);
+  if (iq.t.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(iq.t.rank));
+  FwdOutputs res(iq, want_lse, {iq.t.shape[0], iq.t.shape[2], iq.t.shape[1]}, mode != kFwdPlain);
+  run_torch(
+      iq.t, o, [&](size_t* need) { return fa_kvcache_workspace_size(&iq.t, &d.kv, &o, need); },
+      [&] { return fa_kvcache_forward(&iq.t, &d.kv, &res.out, res.lse_ptr(), &o); });
+  return res.result();
+}
+
 // The thinnest torch layer, for bench/python_overhead.py's first row: tensors read here, outputs
 // preallocated by the caller and passed as pointers, no workspace (0 returned: it ran; otherwise
 // the bytes it would need, and nothing ran).
@@ -925,6 +1023,23 @@ NB_MODULE(_C, m) {
 
   // The torch fast path (see the top of this file): torch tensors read through their attributes,
   // outputs and workspace allocated through torch in the same call, options positional.
+  m.def("kvcache_forward", &kvcache_forward, nb::arg("q"), nb::arg("k_cache"), nb::arg("v_cache"),
+        nb::arg("cache_seqlens").none(), nb::arg("block_table").none(), nb::arg("cache_batch_idx").none(),
+        nb::arg("k_new").none(), nb::arg("v_new").none(), nb::arg("num_splits"), nb::arg("out"),
+        nb::arg("lse").none(), nb::arg("scale"), nb::arg("causal"), nb::arg("window_left"),
+        nb::arg("window_right"), nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"),
+        nb::arg("algo"), nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
+  m.def("kvcache_workspace_size", &kvcache_workspace_size, nb::arg("q"), nb::arg("k_cache"), nb::arg("v_cache"),
+        nb::arg("cache_seqlens").none(), nb::arg("block_table").none(), nb::arg("cache_batch_idx").none(),
+        nb::arg("k_new").none(), nb::arg("v_new").none(), nb::arg("num_splits"), nb::arg("scale"),
+        nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"), nb::arg("softcap"),
+        nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"), nb::arg("num_threads"), nb::arg("stream"),
+        nb::arg("workspace").none());
+  m.def("torch_kvcache_fwd", &torch_kvcache_fwd, nb::arg("q"), nb::arg("k_cache"), nb::arg("v_cache"),
+        nb::arg("k_new").none(), nb::arg("v_new").none(), nb::arg("cache_seqlens").none(),
+        nb::arg("cache_batch_idx").none(), nb::arg("block_table").none(), nb::arg("mode"), nb::arg("want_lse"),
+        nb::arg("scale").none(), nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"),
+        nb::arg("softcap"), nb::arg("num_splits"));
   m.def("torch_setup", &torch_setup);
   // Option objects pass as given (softmax_scale may be None); the macro names them and lets None through.
 #define FA_TORCH_OPTION_NB_ARGS                                                                       \
