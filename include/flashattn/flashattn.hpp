@@ -102,4 +102,24 @@ inline void varlen_backward(const Tensor& q, const Tensor& k, const Tensor& v, c
   check(fa_varlen_backward(&q, &k, &v, &vl, &out, &lse, &dout, &dq, &dk, &dv, &opt));
 }
 
+// KV-cache decode (fa_kvcache_forward; see flashattn.h): the cache description, e.g.
+//   fa::KvCache kv(k_cache, v_cache); kv.seqlens(lens).pages(table).append(k_new, v_new);
+//   fa::kvcache_forward(q, kv, out, &lse);
+struct KvCache : fa_kvcache {
+  KvCache(Tensor& kc, Tensor& vc) : fa_kvcache{} {
+    k_cache = &kc;
+    v_cache = &vc;
+  }
+  KvCache& seqlens(const Tensor& t) { cache_seqlens = &t; return *this; }
+  KvCache& pages(const Tensor& table) { block_table = &table; return *this; }
+  KvCache& batch_idx(const Tensor& t) { cache_batch_idx = &t; return *this; }
+  KvCache& append(const Tensor& k, const Tensor& v) { k_new = &k; v_new = &v; return *this; }
+  KvCache& splits(int n) { num_splits = n; return *this; }
+};
+
+inline void kvcache_forward(const Tensor& q, const KvCache& kv, Tensor& out, Tensor* lse,
+                            const Options& opt = Options()) {
+  check(fa_kvcache_forward(&q, &kv, &out, lse, &opt));
+}
+
 }  // namespace fa

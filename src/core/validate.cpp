@@ -465,8 +465,8 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
   const int64_t entries = kc.shape[0];  // cache entries (contiguous) or pages (paged)
   if (paged) {
     if (kv.cache_batch_idx)
-      return invalid("cache_batch_idx cannot be combined with block_table (a paged cache maps "
-                     "sequences to pages through block_table)");
+      return invalid("cache_batch_idx cannot be combined with block_table (a paged cache "
+                     "maps sequences to pages through block_table)");
     FA_RETURN_IF_ERROR(check_descriptor(kv.block_table, "block_table", 2));
     FA_RETURN_IF_ERROR(check_dtype(*kv.block_table, "block_table", FA_DTYPE_INT32));
     FA_RETURN_IF_ERROR(check_same_place(*kv.block_table, "block_table", q));
@@ -474,8 +474,8 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
       return invalid("block_table: expected " + std::to_string(batch) +
                      " rows (q's batch), got shape " + shape_str(*kv.block_table));
     if (kc.shape[1] < 1)
-      return invalid("k_cache: page_size (k_cache.shape[1]) must be >= 1 with a block_table, got "
-                     "shape " + shape_str(kc));
+      return invalid("k_cache: page_size (k_cache.shape[1]) must be >= 1, got shape " +
+                     shape_str(kc));
     pages_per_seq = kv.block_table->shape[1];
     capacity = pages_per_seq * kc.shape[1];
   } else {
@@ -487,7 +487,8 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
                      std::to_string(batch) + " (pass cache_batch_idx to select cache entries)");
     }
   }
-  if (kv.cache_seqlens) FA_RETURN_IF_ERROR(check_index(kv.cache_seqlens, "cache_seqlens", q, {batch}));
+  if (kv.cache_seqlens)
+    FA_RETURN_IF_ERROR(check_index(kv.cache_seqlens, "cache_seqlens", q, {batch}));
 
   // New keys to append.
   int64_t nnew = 0;
@@ -555,8 +556,8 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
           return invalid("cache_seqlens" + sb + " = " + std::to_string(s0) + " is negative");
         len = s0 + nnew;
         if (len > capacity)
-          return invalid("cache_seqlens" + sb + " = " + std::to_string(s0) + (nnew ? " plus " +
-                         std::to_string(nnew) + " new keys" : std::string()) +
+          return invalid("cache_seqlens" + sb + " = " + std::to_string(s0) +
+                         (nnew ? " plus " + std::to_string(nnew) + " new keys" : std::string()) +
                          " exceeds the cache capacity " + std::to_string(capacity));
       }
       if (idx) {
@@ -579,7 +580,7 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
   }
 
   AttnParams r;
-  r.dtype = q.dtype == FA_DTYPE_FLOAT32 ? DType::F32
+  r.dtype = q.dtype == FA_DTYPE_FLOAT32   ? DType::F32
             : q.dtype == FA_DTYPE_FLOAT16 ? DType::F16
                                           : DType::BF16;
   r.is_cuda = q.device == FA_DEVICE_CUDA;
@@ -610,8 +611,7 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
   r.kvcache = true;
   // Rank-1 index tensors are contiguous (check_descriptor: unit stride in the last dimension).
   if (kv.cache_seqlens) r.cache_seqlens = static_cast<const int32_t*>(kv.cache_seqlens->data);
-  if (kv.cache_batch_idx)
-    r.cache_batch_idx = static_cast<const int32_t*>(kv.cache_batch_idx->data);
+  if (kv.cache_batch_idx) r.cache_batch_idx = static_cast<const int32_t*>(kv.cache_batch_idx->data);
   if (paged) {
     r.block_table = static_cast<const int32_t*>(kv.block_table->data);
     r.block_table_stride = kv.block_table->strides[0];

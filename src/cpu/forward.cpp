@@ -2,8 +2,8 @@
 //
 // One task = one block of kBlockM query rows of one (sequence, query head), or, for KV-cache
 // decode (src/cpu/kvcache.cpp), the few query rows of several heads of one GQA group. The task
-// loads its Q tile once, transposed (Q^T: d x kBlockM, fp32), then walks the key blocks that Mask::key_range
-// says some of its rows can see, kBlockN keys at a time:
+// loads its Q tile once, transposed (Q^T: d x kBlockM, fp32), then walks the key blocks that
+// Mask::key_range says some of its rows can see, kBlockN keys at a time:
 //   S^T = K Q^T            micro-kernel; keys are rows, queries are the 64 vector lanes
 //   softcap / masking      score_transform; -inf only on blocks Mask::block_unmasked calls partial
 //   online softmax         softmax_update_cols: RowState's recurrence for 16 queries per vector

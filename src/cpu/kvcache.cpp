@@ -62,10 +62,9 @@ core::Status kvcache_forward(const core::AttnParams& p) {
   const int64_t nq = p.seqlen_q;
   // Heads per task: as many of the group as fit in the tile's lanes with all their rows; packing
   // needs at least two heads' rows in one tile to pay off.
-  const int heads_per_task =
-      pack_gqa_enabled() && nq > 0 && nq <= kFwdBlockM / 2
-          ? int(std::min<int64_t>(group, kFwdBlockM / nq))
-          : 1;
+  const int heads_per_task = pack_gqa_enabled() && nq > 0 && nq <= kFwdBlockM / 2
+                                 ? int(std::min<int64_t>(group, kFwdBlockM / nq))
+                                 : 1;
   std::vector<FwdTask> tasks;
   for (int b = 0; b < p.batch; ++b)
     for (int hk = 0; hk < p.heads_kv; ++hk)

@@ -1115,6 +1115,26 @@ TEST(MisuseCpp, BackwardThrowsWithStatus) {
   EXPECT_EQ(p.touched(), "");
 }
 
+TEST(MisuseCpp, KvcacheThrowsWithStatus) {
+  KvProblem p;
+  fa::Tensor q, kc, vc, out, lse, lens, table, kn, vn;
+  static_cast<fa_tensor&>(q) = p.q, static_cast<fa_tensor&>(kc) = p.k_cache;
+  static_cast<fa_tensor&>(vc) = p.v_cache, static_cast<fa_tensor&>(out) = p.out;
+  static_cast<fa_tensor&>(lse) = p.lse, static_cast<fa_tensor&>(lens) = p.seqlens_t;
+  static_cast<fa_tensor&>(table) = p.table_t, static_cast<fa_tensor&>(kn) = p.k_new;
+  static_cast<fa_tensor&>(vn) = p.v_new;
+  fa::KvCache kv(kc, vc);
+  kv.pages(table).append(kn, vn);  // no seqlens: where would the new keys go?
+  expect_error([&] { fa::kvcache_forward(q, kv, out, &lse); }, kInvalid,
+               "k_new/v_new need cache_seqlens");
+  kv.seqlens(lens).splits(-1);
+  expect_error([&] { fa::kvcache_forward(q, kv, out, &lse); }, kInvalid, "num_splits must be >= 0");
+  EXPECT_EQ(p.touched(), "");
+  kv.splits(0);
+  fa::kvcache_forward(q, kv, out, &lse, fa::Options().threads(1));  // the valid call appends
+  EXPECT_NE(p.touched().find("k_cache"), std::string::npos);
+}
+
 TEST(MisuseCpp, VarlenThrowsWithStatus) {
   Problem p;
   p.cu_q_data()[1] = 13;

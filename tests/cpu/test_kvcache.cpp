@@ -36,12 +36,12 @@ struct KvSpec {
   int hk = 2;
   int d = 64;
   int64_t nq = 1;
-  int page_size = 0;                // 0: contiguous cache
-  int64_t capacity = 100;           // keys per sequence the cache can hold (paged: rounded up)
-  std::vector<int32_t> seqlens;     // old lengths; empty: no cache_seqlens (L_b = capacity)
-  int64_t nnew = 0;                 // appended keys (needs seqlens)
-  bool batch_idx = false;           // contiguous: more cache entries than sequences, shuffled
-  bool head_major = false;          // cache stored [entries, Hk, rows, D]
+  int page_size = 0;             // 0: contiguous cache
+  int64_t capacity = 100;        // keys per sequence the cache can hold (paged: rounded up)
+  std::vector<int32_t> seqlens;  // old lengths; empty: no cache_seqlens (L_b = capacity)
+  int64_t nnew = 0;              // appended keys (needs seqlens)
+  bool batch_idx = false;        // contiguous: more cache entries than sequences, shuffled
+  bool head_major = false;       // cache stored [entries, Hk, rows, D]
   DType dtype = DType::F32;
   bool causal = false;
   int64_t wl = -1, wr = -1;
@@ -62,7 +62,9 @@ struct KvSpec {
   }
 };
 
-int esize(DType t) { return t == DType::F32 ? 4 : 2; }
+int esize(DType t) {
+  return t == DType::F32 ? 4 : 2;
+}
 
 // Stores x (already representable) as dtype t at element index i of buf.
 void put(std::vector<uint8_t>& buf, DType t, int64_t i, double x) {
@@ -96,7 +98,9 @@ std::vector<uint8_t> random_tensor(int64_t n, DType t, std::mt19937_64& gen) {
 fa_tensor desc(void* data, DType t, std::vector<int64_t> shape, std::vector<int64_t> strides) {
   fa_tensor x{};
   x.data = data;
-  x.dtype = t == DType::F32 ? FA_DTYPE_FLOAT32 : t == DType::F16 ? FA_DTYPE_FLOAT16 : FA_DTYPE_BFLOAT16;
+  x.dtype = t == DType::F32   ? FA_DTYPE_FLOAT32
+            : t == DType::F16 ? FA_DTYPE_FLOAT16
+                              : FA_DTYPE_BFLOAT16;
   x.device = FA_DEVICE_CPU;
   x.rank = int(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) x.shape[i] = shape[i], x.strides[i] = strides[i];
@@ -104,7 +108,8 @@ fa_tensor desc(void* data, DType t, std::vector<int64_t> shape, std::vector<int6
 }
 fa_tensor dense(void* data, DType t, std::vector<int64_t> shape) {
   std::vector<int64_t> st(shape.size(), 1);
-  for (int i = int(shape.size()) - 2; i >= 0; --i) st[size_t(i)] = st[size_t(i) + 1] * shape[size_t(i) + 1];
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    st[size_t(i)] = st[size_t(i) + 1] * shape[size_t(i) + 1];
   return desc(data, t, shape, st);
 }
 fa_tensor i32(std::vector<int32_t>& v, std::vector<int64_t> shape) {
@@ -148,9 +153,9 @@ std::vector<uint8_t> check_kvcache(const KvSpec& s, uint64_t seed = 0) {
   }
   // Strides of the cache: [entries, rows, Hk, D] or head-major storage [entries, Hk, rows, D].
   const std::vector<int64_t> cshape{entries, rows, s.hk, s.d};
-  const std::vector<int64_t> cstr = s.head_major
-                                        ? std::vector<int64_t>{s.hk * rows * s.d, s.d, rows * s.d, 1}
-                                        : std::vector<int64_t>{rows * s.hk * s.d, s.hk * s.d, s.d, 1};
+  const std::vector<int64_t> cstr =
+      s.head_major ? std::vector<int64_t>{s.hk * rows * s.d, s.d, rows * s.d, 1}
+                   : std::vector<int64_t>{rows * s.hk * s.d, s.hk * s.d, s.d, 1};
   // Element index of (sequence b, key j, head h) in the cache, and of every row no sequence reads.
   auto cache_elem = [&](int b, int64_t j, int h) {
     const int64_t e = paged ? table[size_t(b * pages_per_seq + j / s.page_size)]
@@ -175,11 +180,12 @@ std::vector<uint8_t> check_kvcache(const KvSpec& s, uint64_t seed = 0) {
   const std::vector<uint8_t> kc_old = kc, vc_old = vc;
   std::vector<uint8_t> out(q.size());
   std::vector<float> lse(size_t(B * s.hq * s.nq + 1), NAN);  // one extra: must stay NaN
-  std::fill(out.begin(), out.end(), uint8_t(0xFF));           // NaN in every dtype
+  std::fill(out.begin(), out.end(), uint8_t(0xFF));          // NaN in every dtype
 
   fa_tensor tq = dense(q.data(), t, {B, s.nq, s.hq, s.d});
   fa_tensor tkc = desc(kc.data(), t, cshape, cstr), tvc = desc(vc.data(), t, cshape, cstr);
-  fa_tensor tkn = dense(kn.data(), t, {B, s.nnew, s.hk, s.d}), tvn = dense(vn.data(), t, {B, s.nnew, s.hk, s.d});
+  fa_tensor tkn = dense(kn.data(), t, {B, s.nnew, s.hk, s.d}),
+            tvn = dense(vn.data(), t, {B, s.nnew, s.hk, s.d});
   fa_tensor tsl = i32(seqlens, {B}), ttab = i32(table, {B, pages_per_seq}), tidx = i32(idx, {B});
   fa_tensor tout = dense(out.data(), t, {B, s.nq, s.hq, s.d});
   fa_tensor tlse = desc(lse.data(), DType::F32, {B, s.hq, s.nq}, {s.hq * s.nq, s.nq, 1});
