@@ -261,7 +261,9 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     b, nq, h, _ = q.shape
     if isinstance(cache_seqlens, (int, np.integer)):
         if not arrays._np:
-            raise TypeError("cache_seqlens: an int is accepted for NumPy inputs only; pass an int32 array on q's device")
+            raise TypeError(
+                "cache_seqlens: an int is accepted for NumPy inputs only; pass an int32 array on q's device"
+            )
         cache_seqlens = np.full((b,), int(cache_seqlens), dtype=np.int32)
     out = arrays.empty(q.shape, _dtype_of(q))
     lse = arrays.empty((b, h, nq), "float32")
