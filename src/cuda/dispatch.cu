@@ -156,7 +156,8 @@ core::Status candidates(const core::AttnParams& p, Pass pass, int sm, Candidates
     if (memo_n < kMemo) ++memo_n;
     return core::Status::success();
   }
-  return core::unsupported(std::string("no CUDA ") + (pass == Pass::Forward ? "forward" : "backward") +
+  const char* pass_name = pass == Pass::Forward ? "forward" : pass == Pass::Backward ? "backward" : "KV-cache decode";
+  return core::unsupported(std::string("no CUDA ") + pass_name +
                            " kernel for algo=" + algo_name(p.algo) + ", " +
                            core::dtype_name(p.dtype) + ", head_dim " + std::to_string(p.head_dim) +
                            (key.mask ? ", masked" : "") + (key.cap ? ", softcap" : "") + " on sm_" +
@@ -206,7 +207,7 @@ core::Status run(const core::AttnParams& p, Pass pass) {
   FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
   auto stream = static_cast<cudaStream_t>(p.stream);
   if (p.batch == 0) return core::Status::success();
-  if (p.total_q == 0)  // no query: O and LSE are empty, every key's gradient is 0
+  if (p.total_q == 0 && pass != Pass::Decode)  // no query (a decode call may still append): O and LSE are empty, every key's gradient is 0
     return pass == Pass::Backward ? zero_unreached_kv_grads(p, stream, true) : core::Status::success();
   core::Status st;
   for (const KernelEntry* e : cands) {
@@ -301,6 +302,12 @@ core::Status backward_workspace_size(const core::AttnParams& p, size_t* bytes) {
   return workspace_size(p, Pass::Backward, bytes);
 }
 core::Status forward(const core::AttnParams& p) { return run(p, Pass::Forward); }
+// KV-cache decode: the table's Decode entries (one per dtype and head dim, masks and softcap at
+// run time); the launcher appends k_new/v_new, then runs split-KV attention and its combine.
+core::Status kvcache_workspace_size(const core::AttnParams& p, size_t* bytes) {
+  return workspace_size(p, Pass::Decode, bytes);
+}
+core::Status kvcache_forward(const core::AttnParams& p) { return run(p, Pass::Decode); }
 core::Status backward(const core::AttnParams& p) { return run(p, Pass::Backward); }
 
 }  // namespace fa::cuda

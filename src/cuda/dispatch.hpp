@@ -13,7 +13,7 @@
 
 namespace fa::cuda {
 
-enum class Pass { Forward, Backward };
+enum class Pass { Forward, Backward, Decode };  // Decode: fa_kvcache_forward (src/cuda/decode/)
 
 // ws: device scratch of at least Workspace(p) bytes (null when that is 0).
 using Launch = core::Status (*)(const core::AttnParams& p, cudaStream_t stream, void* ws);

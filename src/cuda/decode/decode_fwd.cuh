@@ -1,0 +1,435 @@
+// KV-cache decode attention, sm80 class (mma.sync m16n8k16, cp.async, ldmatrix; built for every
+// sm80-family arch, so the H200 runs it as its decode path). Flash-Decoding: split-KV plus a
+// log-sum-exp combine.
+//
+// One CTA per (packed-row block, split, KV head, batch). The tile's rows are (query position i,
+// query head of the KV head's group) pairs, row g = i * group + head_in_group, so a CTA serves the
+// whole GQA group and K/V are read once per KV head: decode is bound by the bytes of K/V.
+// Each split covers a contiguous range of key blocks of its sequence.
+//
+// Data flow per CTA:
+//   Q rows (per-row addresses: query position, head) --cp.async--> smem, once
+//   K, V blocks of kBlockN keys --cp.async, one address per key row (core::cache_offset's
+//     arithmetic: block table for a paged cache, any page size)--> kStages smem stages; rows past the
+//     sequence's length L_b are zero-filled
+//   S = Q·K^T (ldmatrix + mma), softcap, mask (only on blocks that need it: the sequence end,
+//   causal/window edges), online softmax on the fragments (FragmentSoftmax, deferred
+//   normalisation), O += P·V with P in registers.
+//   num_splits == 1: O (normalised) and LSE straight to out/lse.
+//   num_splits > 1:  fp32 O normalised by the split's own sum, and the split's LSE, to the
+//     workspace; decode_combine_kernel merges them per (b, h, i).
+// Warps whose 16 packed rows are all padding (M = Nq * group < 64: decode with small groups)
+// skip the MMAs and softmax but still issue their share of the loads.
+//
+// Synchronisation (kStages stages of K+V, FA_DECODE_STAGES): iteration t issues block
+// t+kStages-1's loads into the stage block t-1 used, commits a group (empty past the range, so
+// the group count per iteration is uniform), waits until block t's group has landed
+// (cp.async.wait_group kStages-1), barrier, computes on block t's stage, barrier (every warp is
+// done reading that stage before iteration t+1 refills it).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/mask.hpp"
+#include "core/params.hpp"
+#include "core/status.hpp"
+#include "cuda/decode/decode_plan.hpp"
+#include "cuda/dispatch.hpp"
+#include "cuda/sm80/fwd_softmax.cuh"
+#include "cuda/sm80/fwd_traits.cuh"
+
+namespace fa::cuda {
+
+namespace decode {
+
+using namespace cute;
+
+// K+V pipeline depth. 2: one block in flight while one is computed (d128: 16 KB Q + 2 x 32 KB);
+// 3: two in flight (d128: 112 KB, still two CTAs per SM; d256: 128 KB, one). Decode is bound by
+// the bytes in flight per SM, so this is the first knob to measure.
+#ifndef FA_DECODE_STAGES
+#define FA_DECODE_STAGES 2
+#endif
+constexpr int kStages = FA_DECODE_STAGES;
+static_assert(kStages >= 2 && kStages <= 4, "FA_DECODE_STAGES: 2..4");
+
+// What the launcher resolved beyond AttnParams.
+struct DecodeArgs {
+  int num_splits;
+  int m_rows;          // packed rows per (batch, KV head)
+  int64_t rows_total;  // B * Hq * Nq
+  float* ws_o;         // [S, rows_total, D] (num_splits > 1)
+  float* ws_lse;       // [S, rows_total]
+};
+
+// Row of the partial buffers for query row i of head h in batch b.
+CUTE_HOST_DEVICE int64_t partial_row(const core::AttnParams& p, int b, int h, int64_t i) {
+  return (int64_t(b) * p.heads_q + h) * p.seqlen_q + i;
+}
+
+template <typename Element, int kHeadDim>
+using DecodeTraits = sm80::FwdTraits<Element, kHeadDim, kBlockM, block_n(kHeadDim), kNWarps>;
+
+// Sets to -inf the scores of keys a packed row may not see. Row g of the tile (g = row0 + tile
+// row) is query position g / group; its visible keys are one interval (core::Mask), clamped to
+// the block so the per-element test is two int compares.
+template <int kBlockN, class S, class Coord>
+CUTE_DEVICE void mask_packed(S& s, Coord const& coord, const core::Mask& mask, int row0, int group,
+                             int64_t col0) {
+  CUTE_UNROLL
+  for (int r = 0; r < size<0>(s); ++r) {
+    const int64_t i = (row0 + get<0>(coord(r, 0))) / group;
+    int64_t lo = 0, hi = mask.k_len;
+    if (mask.right >= 0) hi = cute::min(hi, mask.diag(i) + mask.right + 1);
+    if (mask.left >= 0) lo = cute::max(lo, mask.diag(i) - mask.left);
+    const int lo_local = int(cute::max(int64_t(0), cute::min(int64_t(kBlockN), lo - col0)));
+    const int hi_local = int(cute::max(int64_t(0), cute::min(int64_t(kBlockN), hi - col0)));
+    CUTE_UNROLL
+    for (int c = 0; c < size<1>(s); ++c) {
+      const int j = get<1>(coord(0, c));
+      if (j < lo_local || j >= hi_local) s(r, c) = -INFINITY;
+    }
+  }
+}
+
+template <typename Traits>
+__global__ void __launch_bounds__(Traits::kNThreads, 2)
+    decode_fwd_kernel(const core::AttnParams p, const DecodeArgs a) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockN = Traits::kBlockN;
+  constexpr int kHeadDim = Traits::kHeadDim;
+  // A local copy: cute::min takes references, and a namespace-scope constexpr has no device
+  // address.
+  constexpr int kBlockM = Traits::kBlockM;
+
+  const int split = int(blockIdx.x % unsigned(a.num_splits));
+  const int rest = int(blockIdx.x / unsigned(a.num_splits));
+  const int kv_head = rest % p.heads_kv;
+  const int batch = rest / p.heads_kv;
+  const int row0 = int(blockIdx.y) * kBlockM;
+  const int tid = threadIdx.x;
+  const int group = p.group_size();
+  const int rows_here = cute::min(kBlockM, a.m_rows - row0);
+
+  // ---- the key range of this CTA ---------------------------------------------------------------
+  int64_t k_len = core::kv_len(p, batch);
+  if (k_len < 0) k_len = 0;  // a negative device-side cache_seqlens: an empty sequence
+  const core::Mask mask(p.seqlen_q, k_len, p.window_left, p.window_right);
+  const int64_t i_first = row0 / group, i_last = (row0 + rows_here - 1) / group;  // query rows
+  int64_t key_first = 0, key_last = 0;
+  mask.key_range(i_first, i_last + 1, &key_first, &key_last);
+  const int n_min = int(key_first / kBlockN);
+  const int n_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_min;
+  const int per_split = (n_max - n_min + a.num_splits - 1) / a.num_splits;
+  const int n_begin = cute::min(n_max, n_min + split * per_split);
+  const int n_end = cute::min(n_max, n_begin + per_split);
+
+  // ---- addressing ----------------------------------------------------------------------------
+  const Element* k_head = static_cast<const Element*>(p.k) + int64_t(kv_head) * p.k_str.head;
+  const Element* v_head = static_cast<const Element*>(p.v) + int64_t(kv_head) * p.v_str.head;
+  // Contiguous cache: the sequence's entry. Paged: the block table's row.
+  const int64_t entry = p.cache_batch_idx ? int64_t(p.cache_batch_idx[batch]) : int64_t(batch);
+  const int32_t* table = p.block_table ? p.block_table + int64_t(batch) * p.block_table_stride : nullptr;
+
+  extern __shared__ __align__(128) char smem_raw[];
+  constexpr int kKVElems = Traits::kSmemKVBytes / int(sizeof(Element));
+  Tensor sQ = make_tensor(make_smem_ptr(reinterpret_cast<Element*>(smem_raw)), typename Traits::SmemLayoutQ{});
+  Element* kv_smem = reinterpret_cast<Element*>(smem_raw + Traits::kSmemQBytes);  // K0 V0 K1 V1 ...
+  auto sK = [&](int stage) {
+    return make_tensor(make_smem_ptr(kv_smem + (2 * stage) * kKVElems), typename Traits::SmemLayoutKV{});
+  };
+  auto sV = [&](int stage) {
+    return make_tensor(make_smem_ptr(kv_smem + (2 * stage + 1) * kKVElems), typename Traits::SmemLayoutKV{});
+  };
+
+  typename Traits::GmemCopyQKV gmem_copy;
+  auto gmem_thr = gmem_copy.get_thread_slice(tid);
+
+  // Q: packed row g -> (query position g / group, head kv_head * group + g % group). Padding
+  // rows (g >= M) are zero-filled: their scores are 0, finite, and never stored.
+  {
+    Tensor dst = gmem_thr.partition_D(sQ);
+    Tensor coord = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+    CUTE_UNROLL
+    for (int m = 0; m < size<1>(dst); ++m) {
+      const int row = get<0>(coord(0, m, 0));
+      const bool exists = row < rows_here;
+      const int g = row0 + row;
+      const Element* src = static_cast<const Element*>(p.q) +
+                           p.q_str.offset(batch, g / group, kv_head * group + g % group);
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(dst); ++k) {
+        auto* s = reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dst(0, m, k)));
+        if (exists) {
+          SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
+              *reinterpret_cast<const cute::uint128_t*>(src + get<1>(coord(0, m, k))), *s);
+        } else {
+          *reinterpret_cast<uint4*>(s) = make_uint4(0u, 0u, 0u, 0u);
+        }
+      }
+    }
+  }
+
+  // K and V of key block n into a stage: one address per key row, through the block table when
+  // the cache is paged (any page size, so pages are resolved per row, not per block).
+  auto load_kv = [&](int stage, int n) {
+    Tensor sk = sK(stage);
+    Tensor sv = sV(stage);
+    Tensor dk = gmem_thr.partition_D(sk);
+    Tensor dv = gmem_thr.partition_D(sv);
+    Tensor coord = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+    CUTE_UNROLL
+    for (int m = 0; m < size<1>(dk); ++m) {
+      const int64_t j = int64_t(n) * kBlockN + get<0>(coord(0, m, 0));
+      if (j < k_len) {
+        int64_t slot, pos;  // cache entry (or page) and row within it
+        if (table) {
+          slot = table[j / p.page_size];
+          pos = j % p.page_size;
+        } else {
+          slot = entry;
+          pos = j;
+        }
+        const Element* ksrc = k_head + slot * p.k_str.batch + pos * p.k_str.row;
+        const Element* vsrc = v_head + slot * p.v_str.batch + pos * p.v_str.row;
+        CUTE_UNROLL
+        for (int k = 0; k < size<2>(dk); ++k) {
+          const int col = get<1>(coord(0, m, k));
+          SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
+              *reinterpret_cast<const cute::uint128_t*>(ksrc + col),
+              *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dk(0, m, k))));
+          SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
+              *reinterpret_cast<const cute::uint128_t*>(vsrc + col),
+              *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dv(0, m, k))));
+        }
+      } else {
+        // Zeros, not stale data: masked keys must hold finite scores, and P = 0 times a V row
+        // must be 0, not NaN.
+        CUTE_UNROLL
+        for (int k = 0; k < size<2>(dk); ++k) {
+          *reinterpret_cast<uint4*>(raw_pointer_cast(&dk(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
+          *reinterpret_cast<uint4*>(raw_pointer_cast(&dv(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
+        }
+      }
+    }
+  };
+
+  // ---- MMA partitions ------------------------------------------------------------------------
+  typename Traits::TiledMma tiled_mma;
+  auto thr_mma = tiled_mma.get_thread_slice(tid);
+  Tensor tSrQ = thr_mma.partition_fragment_A(sQ);
+  Tensor tSrK = thr_mma.partition_fragment_B(sK(0));
+  Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  clear(acc_o);
+  auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_k = make_tiled_copy_B(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
+  auto smem_thr_q = smem_copy_q.get_thread_slice(tid);
+  auto smem_thr_k = smem_copy_k.get_thread_slice(tid);
+  auto smem_thr_v = smem_copy_v.get_thread_slice(tid);
+  Tensor tSsQ = smem_thr_q.partition_S(sQ);
+  // P·V in head-dim chunks of up to 64 columns: a k16 slice of V^T across d256 would be 64
+  // registers (flash_fwd.cuh does the same).
+  constexpr int kPvChunk = kHeadDim % 64 == 0 ? 64 : kHeadDim;
+  constexpr int kPvChunks = kHeadDim / kPvChunk;
+  Tensor sVt_plain0 = make_tensor(kv_smem, typename Traits::SmemLayoutVtPlain{});  // shape only
+  Tensor tOrVt_chunk = thr_mma.partition_fragment_B(
+      local_tile(sVt_plain0, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(0, 0)));
+  Tensor acc_o_by_chunk = logical_divide(acc_o, Shape<Underscore, Underscore, Int<kPvChunk / 8>>{});
+
+  Tensor cS = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor cS_rc = make_tensor(cS.data(), sm80::acc_rowcol(cS.layout()));
+  Tensor acc_o_rc = make_tensor(acc_o.data(), sm80::acc_rowcol(acc_o.layout()));
+  constexpr int kRows = decltype(size<0>(acc_o_rc))::value;
+  sm80::FragmentSoftmax<kRows> softmax;
+  const sm80::ScoreScale score_scale = sm80::make_score_scale<true>(p.scale, p.softcap);
+  const bool warp_has_rows = (tid / 32) * 16 < rows_here;  // warp w owns tile rows 16w..16w+15
+
+  // ---- main loop -----------------------------------------------------------------------------
+  // Prologue: Q and block n_begin in group 0, blocks n_begin+1 .. n_begin+kStages-2 one group each.
+  CUTE_UNROLL
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (n_begin + s < n_end) load_kv(s, n_begin + s);
+    cp_async_fence();
+  }
+  int stage = 0;                   // block n's stage
+  int refill = kStages - 1;        // the stage block n + kStages - 1 goes to
+  for (int n = n_begin; n < n_end; ++n) {
+    if (n + kStages - 1 < n_end) load_kv(refill, n + kStages - 1);
+    cp_async_fence();
+    cp_async_wait<kStages - 1>();
+    __syncthreads();
+    if (warp_has_rows) {
+      Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
+      clear(acc_s);
+      sm80::gemm_ss(acc_s, tSrQ, tSrK, tSsQ, smem_thr_k.partition_S(sK(stage)), tiled_mma, smem_copy_q,
+                    smem_copy_k, smem_thr_q, smem_thr_k);
+      Tensor s_rc = make_tensor(acc_s.data(), sm80::acc_rowcol(acc_s.layout()));
+      // Capped before masking: masked keys must be -inf, not softcap·tanh(-inf).
+      if (score_scale.capped) sm80::apply_softcap(acc_s, score_scale.tanh_arg);
+      const int64_t col0 = int64_t(n) * kBlockN;
+      const bool needs_mask =
+          col0 + kBlockN > k_len || !mask.block_unmasked(i_first, i_last + 1, col0, col0 + kBlockN);
+      if (needs_mask) mask_packed<kBlockN>(s_rc, cS_rc, mask, row0, group, col0);
+      softmax.template update<false>(s_rc, acc_o_rc, score_scale.log2);
+
+      Tensor p_frag = sm80::convert_fragment<Element>(acc_s);
+      Tensor tOrP = make_tensor(p_frag.data(), sm80::acc_as_operand_a(p_frag.layout()));
+      Tensor sVt = make_tensor(sV(stage).data(), typename Traits::SmemLayoutVt{});
+      CUTE_UNROLL
+      for (int c = 0; c < kPvChunks; ++c) {
+        Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
+        Tensor tOsVt_chunk =
+            smem_thr_v.partition_S(local_tile(sVt, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(c, 0)));
+        sm80::gemm_rs(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v);
+      }
+    }
+    __syncthreads();
+    refill = stage;
+    stage = stage + 1 == kStages ? 0 : stage + 1;
+  }
+  cp_async_wait<0>();  // an empty range still committed Q's group
+
+  // ---- epilogue: straight from the fragments (O is a few KB per CTA; no smem staging) --------
+  float lse[kRows];
+  softmax.finalize(acc_o_rc, score_scale.natural, lse);
+  Tensor cO = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor cO_rc = make_tensor(cO.data(), sm80::acc_rowcol(cO.layout()));
+  const bool direct = a.num_splits == 1;
+  CUTE_UNROLL
+  for (int r = 0; r < kRows; ++r) {
+    const int row = get<0>(cO_rc(r, 0));
+    if (row >= rows_here) continue;
+    const int g = row0 + row;
+    const int64_t i = g / group;
+    const int h = kv_head * group + g % group;
+    const bool lse_owner = get<1>(cO_rc(0, 0)) == 0;  // lane 0 of the row's quad
+    if (direct) {
+      Element* o_row = static_cast<Element*>(p.o) + p.o_str.offset(batch, i, h);
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(acc_o_rc); c += 2) {  // columns c, c+1 are adjacent
+        const int col = get<1>(cO_rc(r, c));
+        cutlass::Array<Element, 2> pair;
+        pair[0] = Element(acc_o_rc(r, c));
+        pair[1] = Element(acc_o_rc(r, c + 1));
+        *reinterpret_cast<cutlass::Array<Element, 2>*>(o_row + col) = pair;
+      }
+      if (p.lse != nullptr && lse_owner) p.lse[p.lse_offset(batch, h, i)] = lse[r];
+    } else {
+      const int64_t prow = int64_t(split) * a.rows_total + partial_row(p, batch, h, i);
+      float* o_row = a.ws_o + prow * kHeadDim;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(acc_o_rc); c += 2) {
+        const int col = get<1>(cO_rc(r, c));
+        *reinterpret_cast<float2*>(o_row + col) = make_float2(acc_o_rc(r, c), acc_o_rc(r, c + 1));
+      }
+      if (lse_owner) a.ws_lse[prow] = lse[r];
+    }
+  }
+}
+
+// Merges the splits' partial results of each output row: w_s = exp(lse_s - max), out = sum w_s
+// O_s / sum w_s, lse = max + log(sum w_s). Splits with lse = -inf (no visible key) weigh 0; a row
+// with no split holding a key gets out = 0, lse = -inf. One warp per row: lanes hold the LSEs
+// (two each, kMaxSplits = 64), then walk the head dim, reading each split's row coalesced.
+template <typename Element, int kHeadDim>
+__global__ void __launch_bounds__(128) decode_combine_kernel(const core::AttnParams p, const DecodeArgs a) {
+  const int lane = threadIdx.x % 32;
+  const int64_t prow = int64_t(blockIdx.x) * 4 + threadIdx.x / 32;
+  if (prow >= a.rows_total) return;
+  const int S = a.num_splits;
+  const int64_t i = prow % p.seqlen_q;
+  const int h = int((prow / p.seqlen_q) % p.heads_q);
+  const int b = int(prow / (int64_t(p.seqlen_q) * p.heads_q));
+
+  const float l0 = lane < S ? a.ws_lse[int64_t(lane) * a.rows_total + prow] : -INFINITY;
+  const float l1 = lane + 32 < S ? a.ws_lse[int64_t(lane + 32) * a.rows_total + prow] : -INFINITY;
+  float mx = fmaxf(l0, l1);
+  CUTE_UNROLL
+  for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  const bool empty = mx == -INFINITY;
+  const float w0 = empty ? 0.f : expf(l0 - mx);  // exp(-inf) = 0 for empty splits
+  const float w1 = empty ? 0.f : expf(l1 - mx);
+  float sum = w0 + w1;
+  CUTE_UNROLL
+  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  const float inv = empty ? 0.f : 1.f / sum;
+
+  Element* o_row = static_cast<Element*>(p.o) + p.o_str.offset(b, i, h);
+  for (int d = lane; d < kHeadDim; d += 32) {
+    float acc = 0.f;
+    for (int s = 0; s < S; ++s) {
+      const float w = __shfl_sync(0xffffffffu, s < 32 ? w0 : w1, s & 31);
+      if (w != 0.f) acc += w * a.ws_o[(int64_t(s) * a.rows_total + prow) * kHeadDim + d];
+    }
+    o_row[d] = Element(acc * inv);
+  }
+  if (p.lse != nullptr && lane == 0) p.lse[p.lse_offset(b, h, i)] = empty ? -INFINITY : mx + logf(sum);
+}
+
+inline core::Status check_decode_alignment(const core::AttnParams& p) {
+  auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; };
+  auto strided = [](const core::Strides& s) { return s.batch % 8 == 0 && s.row % 8 == 0 && s.head % 8 == 0; };
+  bool ok = aligned(p.q) && aligned(p.k) && aligned(p.v) && aligned(p.o) && strided(p.q_str) &&
+            strided(p.k_str) && strided(p.v_str);
+  // The epilogue writes O in pairs (4-byte stores): row and head strides must keep pairs aligned.
+  ok = ok && p.o_str.batch % 2 == 0 && p.o_str.row % 2 == 0 && p.o_str.head % 2 == 0;
+  if (p.k_new)
+    ok = ok && aligned(p.k_new) && aligned(p.v_new) && strided(p.knew_str) && strided(p.vnew_str);
+  if (!ok)
+    return core::unsupported(
+        "CUDA KV-cache decode: q, the caches and k_new/v_new need 16-byte aligned data and "
+        "batch/row/head strides that are multiples of 8 elements (out: of 2)");
+  return core::Status::success();
+}
+
+}  // namespace decode
+
+// The decode family's launcher (scripts/instances/decode.py): append, attention, combine, all on
+// p's stream. ws: at least make_plan(p).ws_bytes (the dispatcher allocates it when the caller
+// gave none). kMasked/kSoftcap are the registry's key; masks and softcap are run-time here.
+template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap>
+core::Status run_sm80_decode(const core::AttnParams& p, cudaStream_t stream, void* ws) {
+  static_assert(kMasked && kSoftcap, "one decode instance per (dtype, head dim) serves every call");
+  using Traits = decode::DecodeTraits<Element, kHeadDim>;
+  FA_RETURN_IF_ERROR(decode::check_decode_alignment(p));
+  const decode::Plan plan = decode::make_plan(p);
+  if (plan.m_blocks > 65535)
+    return core::unsupported("CUDA KV-cache decode: Nq * (heads_q / heads_kv) must be <= " +
+                             std::to_string(65535 * decode::kBlockM));
+  if (int64_t(p.batch) * p.heads_kv * plan.num_splits > 0x7fffffff)
+    return core::unsupported("CUDA KV-cache decode: batch * heads_kv * num_splits must be < 2^31");
+  if (plan.num_splits > 1 && !ws) return core::invalid("CUDA KV-cache decode: split-KV needs a workspace");
+  // The append first: stream order makes the new rows visible to the attention kernel.
+  FA_RETURN_IF_ERROR(decode::launch_append(p, stream));
+  if (p.batch == 0 || plan.m_blocks == 0) return core::Status::success();
+
+  decode::DecodeArgs a;
+  a.num_splits = plan.num_splits;
+  a.m_rows = int(plan.m_rows);
+  a.rows_total = plan.rows_total;
+  a.ws_o = static_cast<float*>(ws);
+  a.ws_lse = plan.num_splits > 1 ? a.ws_o + size_t(plan.num_splits) * plan.rows_total * kHeadDim : nullptr;
+
+  auto kernel = &decode::decode_fwd_kernel<Traits>;
+  constexpr int kSmem = Traits::kSmemQBytes + 2 * decode::kStages * Traits::kSmemKVBytes;  // Q + stages of K, V
+  if (kSmem > 48 * 1024) {
+    cudaError_t e = set_max_dynamic_smem(kernel, kSmem, p.device_id);
+    if (e != cudaSuccess) return cuda_call_failed(e, "kvcache decode: cudaFuncSetAttribute(max dynamic shared memory)");
+  }
+  dim3 grid(unsigned(int64_t(p.batch) * p.heads_kv * plan.num_splits), unsigned(plan.m_blocks));
+  kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p, a);
+  FA_RETURN_IF_ERROR(check_launch("kvcache decode"));
+  if (plan.num_splits > 1) {
+    const int64_t blocks = (plan.rows_total + 3) / 4;
+    if (blocks > 0x7fffffff) return core::unsupported("CUDA KV-cache decode: too many rows to combine");
+    decode::decode_combine_kernel<Element, kHeadDim><<<unsigned(blocks), 128, 0, stream>>>(p, a);
+    FA_RETURN_IF_ERROR(check_launch("kvcache split-KV combine"));
+  }
+  return core::Status::success();
+}
+
+}  // namespace fa::cuda
