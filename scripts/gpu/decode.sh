@@ -6,7 +6,7 @@
 #    compute-sanitizer memcheck (and racecheck/synccheck) on three small kvcache cases;
 # 2. bench/decode.py (ours contiguous/paged/split-off vs SDPA flash/cuDNN/efficient), JSON + md;
 # 3. check.sh's summary, then the decode table, last.
-# Environment: INSTANCE_FILTER (default: the 12 decode instances), TEST_FILTER (default Kv/*),
+# Environment: INSTANCE_FILTER (default: the 12 decode instances), TEST_FILTER (default Kv/*:CudaKvcachePlan.*),
 # DECODE_ARGS (extra bench/decode.py arguments, e.g. --quick), DEADLINE_S (default 580),
 # BUILD_DIR (default build-decode), JOBS (16).
 # Files in $OUT (<= 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log (check.sh),
@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 export DEADLINE_S=${DEADLINE_S:-580}
 export BUILD_DIR=${BUILD_DIR:-build-decode}
 export INSTANCE_FILTER=${INSTANCE_FILTER:-sm80_decode_}
-export TEST_FILTER=${TEST_FILTER:-Kv/*}
+export TEST_FILTER=${TEST_FILTER:-Kv/*:CudaKvcachePlan.*}
 # Small cases for the sanitizers: split-KV with a combine, a paged cache with append, an empty
 # sequence.
 SAN="Kv/CudaKvcache.Matches/d128_gqa4_q1_split3:Kv/CudaKvcache.Matches/d64_gqa8_q4_causal_new4_page16"

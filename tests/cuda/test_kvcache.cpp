@@ -20,10 +20,12 @@
 #include <sstream>
 
 #include "core/validate.hpp"
+#include "cuda/decode/decode_plan.hpp"
 #include "harness.hpp"
 
 namespace fa::cuda_test {
 namespace {
+namespace decode = fa::cuda::decode;
 
 struct KvCase {
   std::string name;
@@ -275,6 +277,42 @@ TEST_P(CudaKvcache, Matches) {
       if (std::isinf(ref_l[size_t(h) * size_t(B * c.nq) + r]))
         for (int e = 0; e < D; ++e) nonzero += o[(r * size_t(c.hq) + size_t(h)) * size_t(D) + size_t(e)] != 0.0;
   EXPECT_EQ(nonzero, 0u) << "O elements of rows without a visible key that are not 0";
+}
+
+// ---- the split plan (host only: runs without a GPU) --------------------------------------------
+core::AttnParams plan_params(int b, int hq, int hk, int d, int64_t nq, int64_t cap, int splits) {
+  core::AttnParams p;
+  p.batch = b, p.heads_q = hq, p.heads_kv = hk, p.head_dim = d, p.seqlen_q = nq, p.seqlen_k = cap;
+  p.num_splits = splits, p.kvcache = true;
+  return p;
+}
+
+TEST(CudaKvcachePlan, SplitsFillWholeWaves) {
+  constexpr int kSms = 132;  // H100/H200
+  // B 1, Hk 8, one row block each: 8 CTAs; 64k keys allow up to 64 splits: 33 fill 264 slots.
+  decode::Plan pl = decode::make_plan(plan_params(1, 32, 8, 128, 1, 65536, 0), kSms);
+  EXPECT_EQ(pl.m_rows, 4);
+  EXPECT_EQ(pl.m_blocks, 1);
+  EXPECT_GE(pl.num_splits * 8, int(0.95 * 2 * kSms));
+  EXPECT_LE(pl.num_splits * 8, 2 * kSms);
+  EXPECT_EQ(pl.ws_bytes, size_t(pl.num_splits) * 32 * (128 + 1) * sizeof(float));
+  // Enough CTAs already (B 32, Hk 8: 256 of 264 slots): no split, no workspace.
+  pl = decode::make_plan(plan_params(32, 32, 8, 128, 1, 16384, 0), kSms);
+  EXPECT_EQ(pl.num_splits, 1);
+  EXPECT_EQ(pl.ws_bytes, 0u);
+  // Short caches: no split shorter than kMinBlocksPerSplit key blocks (1024 keys / 64 = 16 blocks).
+  pl = decode::make_plan(plan_params(1, 32, 32, 128, 1, 1024, 0), kSms);
+  EXPECT_LE(pl.num_splits, 16 / decode::kMinBlocksPerSplit);
+  EXPECT_GE(pl.num_splits, 2);
+  // Forced counts are kept, clamped to the key blocks and to kMaxSplits.
+  EXPECT_EQ(decode::make_plan(plan_params(2, 8, 2, 128, 1, 1024, 7), kSms).num_splits, 7);
+  EXPECT_EQ(decode::make_plan(plan_params(2, 8, 2, 128, 1, 100, 7), kSms).num_splits, 2);
+  EXPECT_EQ(decode::make_plan(plan_params(1, 8, 2, 128, 1, 1 << 20, 1000), kSms).num_splits, decode::kMaxSplits);
+  EXPECT_EQ(decode::make_plan(plan_params(1, 8, 2, 128, 1, 1 << 20, 1), kSms).num_splits, 1);
+  // GQA packing: Nq 17 x group 8 = 136 rows -> 3 row blocks of 64.
+  pl = decode::make_plan(plan_params(1, 16, 2, 256, 17, 4096, 1), kSms);
+  EXPECT_EQ(pl.m_rows, 136);
+  EXPECT_EQ(pl.m_blocks, 3);
 }
 
 // ---- the grid ----------------------------------------------------------------------------------

@@ -30,8 +30,10 @@ Plan make_plan(const core::AttnParams& p, int num_sms) {
     // Fill the resident CTA slots (kCtasPerSm per SM: one loads while the other computes) in
     // whole waves: a last, partial wave leaves slots idle while the bytes still to read sit in a
     // few CTAs. Wave efficiency of s splits = CTAs / (waves * slots); the fewest splits within
-    // 85% of the best efficiency win (fewer splits: less partial-result traffic and combine
-    // work), and no split is shorter than kMinBlocksPerSplit key blocks.
+    // 95% of the best efficiency win (fewer splits: less partial-result traffic and combine
+    // work; FA2's compute-bound heuristic accepts 85%, but here an idle slot is lost bandwidth
+    // and a split costs only D + 1 floats per row), and no split is shorter than
+    // kMinBlocksPerSplit key blocks.
     constexpr int kCtasPerSm = 2;  // decode_fwd_kernel's __launch_bounds__ minimum
     const int64_t ctas = std::max<int64_t>(1, pl.m_blocks * p.heads_kv * p.batch);
     const int64_t slots = int64_t(kCtasPerSm) * std::max(num_sms, 1);
@@ -43,7 +45,7 @@ Plan make_plan(const core::AttnParams& p, int num_sms) {
     double best = 0.0;
     for (int k = 1; k <= max_s; ++k) best = std::max(best, efficiency(k));
     s = 1;
-    while (s < max_s && efficiency(s) < 0.85 * best) ++s;
+    while (s < max_s && efficiency(s) < 0.95 * best) ++s;
   }
   pl.num_splits = s;
   if (s > 1 && pl.rows_total > 0) {

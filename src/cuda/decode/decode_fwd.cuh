@@ -187,8 +187,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
       if (j < k_len) {
         int64_t slot, pos;  // cache entry (or page) and row within it
         if (table) {
-          slot = table[j / p.page_size];
-          pos = j % p.page_size;
+          // 32-bit division (a 64-bit one is a ~70-instruction call): the capacity and the page
+          // size are below 2^31 (validation).
+          const uint32_t ps = uint32_t(p.page_size), page = uint32_t(j) / ps;
+          slot = table[page];
+          pos = int64_t(uint32_t(j) - page * ps);
         } else {
           slot = entry;
           pos = j;
