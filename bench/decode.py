@@ -33,8 +33,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
 from compare import FA_BACKEND_CUDA, FA_ERROR_UNSUPPORTED, FA_OK, FaOptions, FaTensor, load_library, \
     tensor_desc, time_calls  # noqa: E402
+
+compare.FA_DTYPE.setdefault("int32", 4)  # FA_DTYPE_INT32: block tables (tensor_desc reads this dict)
 
 
 class FaKvcache(ctypes.Structure):
@@ -216,14 +219,14 @@ def run_shape(torch, lib, args, b, L, hq, hk, d, dtype):
     return rows
 
 
-def markdown(rows, peers):
+def markdown(rows, peers, title):
     shapes = []
     for r in rows:
         key = (r["hk"], r["b"], r["L"])
         if key not in shapes:
             shapes.append(key)
     names = ["ours", "ours_split1", "ours_page16", "ours_page256"] + peers
-    lines = ["# KV-cache decode: bf16, d128, Hq 32, Nq 1 (us, GB/s of K+V+Q+O)", "",
+    lines = [f"# KV-cache decode: {title}, Nq 1 (us, GB/s of K+V+Q+O)", "",
              "Ratio columns: peer time / ours time (> 1: ours faster). `splits`: ours' automatic count.", "",
              "| Hk | B | L | K+V GB | splits | " + " | ".join(names) + " | " +
              " | ".join(f"{p}/ours" for p in peers) + " | split1/ours |",
@@ -283,7 +286,7 @@ def main():
                 print(f"Hk {hk} B {b} L {L} (K+V {gb:.2f} GB)", flush=True)
                 torch.manual_seed(b * 1000003 + L + hk)
                 rows += run_shape(torch, lib, args, b, L, args.hq, hk, args.hdim, dtype)
-    md = markdown(rows, args.peers)
+    md = markdown(rows, args.peers, f"{args.dtype}, d{args.hdim}, Hq {args.hq}")
     print(md)
     if args.out_json:
         with open(args.out_json, "w") as f:

@@ -8,7 +8,8 @@
 # 3. check.sh's summary, then the decode table, last.
 # Environment: INSTANCE_FILTER (default: the 12 decode instances), TEST_FILTER (default Kv/*:CudaKvcachePlan.*),
 # DECODE_ARGS (extra bench/decode.py arguments, e.g. --quick), DEADLINE_S (default 580),
-# BUILD_DIR (default build-decode), JOBS (16).
+# BUILD_DIR (default build-decode), JOBS (16), DECODE_AB_FLAGS (optional: CUDA flags of a second
+# library timed with --quick, e.g. -DFA_DECODE_STAGES=3).
 # Files in $OUT (<= 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log (check.sh),
 # decode.json, decode.md, decode.log.
 set -uo pipefail
@@ -43,6 +44,29 @@ else
   echo "bench rc=$? (${SECONDS}s elapsed)"
   grep -E "Error|error|Traceback" "$OUT/decode.log" | grep -v "maxdiff" | tail -5
 fi
+# Optional A/B of a compile-time switch (e.g. DECODE_AB_FLAGS=-DFA_DECODE_STAGES=3): a second
+# library with only the decode instances, timed by bench/decode.py --quick; its table is appended
+# to decode.md under its flags.
+if [[ -n "${DECODE_AB_FLAGS:-}" ]]; then
+  echo; echo "=== A/B build: $DECODE_AB_FLAGS ($(date +%H:%M:%S), ${SECONDS}s elapsed) ==="
+  ab=build-decode-ab
+  { cmake -S . -B "$ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
+      -DFA_BUILD_TESTS=OFF -DFA_BUILD_BENCH=OFF -DFA_BUILD_ABLATIONS=OFF -DFA_INSTANCE_FILTER="$INSTANCE_FILTER" \
+      -DCMAKE_CUDA_FLAGS="$DECODE_AB_FLAGS" && cmake --build "$ab" -j"${JOBS:-16}" --target flashattn; } >>"$OUT/decode.log" 2>&1
+  left=$((DEADLINE_S - SECONDS - 10))
+  if [[ -f "$ab/libflashattn.so" ]] && ((left > 30)); then
+    timeout "$left" python3 bench/decode.py --lib "$ab/libflashattn.so" --quick --out-md "$OUT/decode_ab.md" \
+      >>"$OUT/decode.log" 2>&1
+    echo "A/B bench rc=$?"
+    if [[ -f "$OUT/decode_ab.md" ]]; then
+      { echo; echo "## A/B: $DECODE_AB_FLAGS (--quick)"; echo; cat "$OUT/decode_ab.md"; } >>"$OUT/decode.md"
+      rm -f "$OUT/decode_ab.md"
+    fi
+  else
+    echo "A/B: no library or no time left (${left}s)"
+  fi
+fi
+
 echo
 echo "=== summary ==="
 sed -n '/^=== summary/,$p' "$OUT/decode.log" | head -30
