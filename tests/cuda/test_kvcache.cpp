@@ -45,6 +45,9 @@ struct KvCase {
   bool caller_workspace = false;  // pass fa_kvcache_workspace_size bytes as opt.workspace
 };
 
+// gtest prints a parameter on failure and in --gtest_list_tests: the case name, not its bytes.
+void PrintTo(const KvCase& c, std::ostream* os) { *os << c.name; }
+
 uint64_t test_seed() {
   if (const char* e = std::getenv("FA_TEST_SEED")) return std::strtoull(e, nullptr, 10);
   return std::random_device{}() * 0x9E3779B97F4A7C15ull + 1;
