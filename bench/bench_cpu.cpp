@@ -6,6 +6,9 @@
 //
 //   fa_bench_cpu [--threads T] [--reps R] [--n 1024,4096] [--d 64,128] [--causal 0,1]
 //                [--target-gflop G] [--no-backward] [--json FILE] [--tile] [--cpu-time]
+//                [--dtype f32|f16|bf16]
+// --dtype runs the same shapes with fp16/bf16 tensors (converted from the same fp32 data), which
+// takes the backend's converting loaders instead of fp32's in-place reads.
 // --tile instead compares the attention tile products (64 x 64 x d and 64 x d x 64) done by the
 // micro-kernel against single-threaded cblas_sgemm on the same shapes (the BLAS-or-own decision).
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "cpu/convert.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/parallel.hpp"
 
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
   std::vector<int> ns = {1024, 4096, 8192}, ds = {64, 128}, causals = {0, 1};
   bool backward = true, tile = false;
   const char* json = nullptr;
+  fa::core::DType dtype = fa::core::DType::F32;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] {
@@ -155,7 +160,17 @@ int main(int argc, char** argv) {
     else if (a == "--json") json = next();
     else if (a == "--tile") tile = true;
     else if (a == "--cpu-time") g_cpu_time = true;
-    else {
+    else if (a == "--dtype") {
+      const std::string t = next();
+      if (t == "f16")
+        dtype = fa::core::DType::F16;
+      else if (t == "bf16")
+        dtype = fa::core::DType::BF16;
+      else if (t != "f32") {
+        std::fprintf(stderr, "--dtype takes f32, f16 or bf16\n");
+        return 2;
+      }
+    } else {
       std::fprintf(stderr, "unknown argument %s (see the comment at the top of bench_cpu.cpp)\n", a.c_str());
       return 2;
     }
@@ -177,8 +192,9 @@ int main(int argc, char** argv) {
   // understate the ceiling: then set OPENBLAS_CORETYPE (e.g. SkylakeX) and re-run.
   blas_core = openblas_get_corename();
 #endif
-  std::printf("threads %d, micro-kernel %s, OpenBLAS (%s) sgemm 2048^3: %.1f GFLOP/s%s\n", threads,
-              fa::cpu::gemm_tile_isa(), blas_core, sgemm, g_cpu_time ? " (CPU-time based)" : "");
+  std::printf("threads %d, micro-kernel %s, OpenBLAS (%s) sgemm 2048^3: %.1f GFLOP/s%s, dtype %s\n",
+              threads, fa::cpu::gemm_tile_isa(), blas_core, sgemm,
+              g_cpu_time ? " (CPU-time based)" : "", fa::core::dtype_name(dtype));
   std::printf("%6s %4s %6s %4s %10s %10s %8s %10s %10s\n", "N", "d", "causal", "B*H", "fwd ms",
               "fwd GF/s", "x sgemm", "bwd ms", "bwd GF/s");
 
@@ -197,8 +213,19 @@ int main(int argc, char** argv) {
         fill(v, 12);
         fill(dout, 13);
 
+        // fp16/bf16 copies of the tensors when --dtype asks (outputs: buffers of the same size).
+        std::vector<uint16_t> half[8];
+        auto data = [&](int i, std::vector<float>& x) -> void* {
+          if (dtype == fa::core::DType::F32) return x.data();
+          half[i].resize(x.size());
+          for (size_t e = 0; e < x.size(); ++e)
+            half[i][e] = dtype == fa::core::DType::F16 ? fa::cpu::f32_to_f16(x[e])
+                                                       : fa::cpu::f32_to_bf16(x[e]);
+          return half[i].data();
+        };
+
         fa::core::AttnParams p;
-        p.dtype = fa::core::DType::F32;
+        p.dtype = dtype;
         p.batch = 1;
         p.heads_q = p.heads_kv = bh;
         p.head_dim = d;
@@ -209,17 +236,17 @@ int main(int argc, char** argv) {
         st.row = int64_t(bh) * d;
         st.batch = int64_t(n) * st.row;
         p.q_str = p.k_str = p.v_str = p.o_str = p.do_str = p.dq_str = p.dk_str = p.dv_str = st;
-        p.q = q.data();
-        p.k = k.data();
-        p.v = v.data();
-        p.o = o.data();
+        p.q = data(0, q);
+        p.k = data(1, k);
+        p.v = data(2, v);
+        p.o = data(3, o);
         p.lse = lse.data();
         p.lse_batch_stride = int64_t(bh) * n;
         p.lse_head_stride = n;
-        p.dout = dout.data();
-        p.dq = dq.data();
-        p.dk = dk.data();
-        p.dv = dv.data();
+        p.dout = data(4, dout);
+        p.dq = data(5, dq);
+        p.dk = data(6, dk);
+        p.dv = data(7, dv);
         p.scale = float(1.0 / std::sqrt(double(d)));
         p.causal = causal != 0;
         p.window_right = causal ? 0 : -1;
@@ -246,9 +273,9 @@ int main(int argc, char** argv) {
     }
     std::fprintf(f,
                  "{\"threads\": %d, \"isa\": \"%s\", \"blas_core\": \"%s\", \"cpu_time\": %s, "
-                 "\"sgemm_gflops\": %.3f, \"results\": [\n",
+                 "\"dtype\": \"%s\", \"sgemm_gflops\": %.3f, \"results\": [\n",
                  threads, fa::cpu::gemm_tile_isa(), blas_core, g_cpu_time ? "true" : "false",
-                 std::isnan(sgemm) ? -1.0 : sgemm);
+                 fa::core::dtype_name(dtype), std::isnan(sgemm) ? -1.0 : sgemm);
     for (size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       std::fprintf(f,
