@@ -11,6 +11,10 @@
 #include <random>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 #include "core/softmax.hpp"
 #include "common/test_util.hpp"
 #include "cpu/convert.hpp"
@@ -219,6 +223,20 @@ TEST(Convert, F16SpanStoresBitExact) {
       [](const float* s, int n, uint16_t* d) { cpu::store_span(s, n, core::DType::F16, d); },
       cpu::f32_to_f16);
 }
+
+#if defined(__SSE2__)
+// A host may run us with FTZ/DAZ on (torch.set_flush_denormal, -ffast-math code elsewhere in the
+// process): the conversions must not change. Sets both MXCSR bits for this thread and repeats the
+// fp16 checks (subnormal halves are the patterns at risk).
+TEST(Convert, F16SpansUnderFtzDaz) {
+  const unsigned int saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040u);  // FTZ (bit 15) | DAZ (bit 6)
+  check_span_every_pattern(cpu::load_f16_span_portable, cpu::f16_to_f32);
+  check_span_every_pattern(cpu::load_f16_span_f16c, cpu::f16_to_f32);
+  check_store_span(cpu::store_f16_span_f16c, cpu::f32_to_f16);
+  _mm_setcsr(saved);
+}
+#endif
 
 TEST(Convert, BF16SpanStoresBitExact) {
   check_store_span(
