@@ -335,42 +335,79 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
 }
 
 // Merges the splits' partial results of each output row: w_s = exp(lse_s - max), out = sum w_s
-// O_s / sum w_s, lse = max + log(sum w_s). Splits with lse = -inf (no visible key) weigh 0; a row
-// with no split holding a key gets out = 0, lse = -inf. One warp per row: lanes hold the LSEs
-// (two each, kMaxSplits = 64), then walk the head dim, reading each split's row coalesced.
+// O_s / sum w_s, lse = max + log(sum w_s). Splits with lse = -inf (no visible key) weigh 0 and their
+// partial O is never added; a row with no split holding a key gets out = 0, lse = -inf.
+// Layout: kCombineRows rows per CTA, one thread per 4 head-dim columns of a row. Why: the split
+// partials are a few hundred KB read once, so the kernel is one or two DRAM/L2 round trips if every
+// thread has many independent loads in flight; a warp walking a row's columns and splits one load at
+// a time (the round-1 kernel) was latency-bound (59.8 us at 32 rows x 32 splits x d128 on the H200).
+// Each thread issues kCombineChunk independent float4 loads (one per split) before it uses any, and
+// derives the weights itself from the row's LSEs in shared memory, all threads of a row in the same
+// split order: the sums are deterministic and no second barrier is needed.
+template <int kHeadDim>
+struct CombineShape {
+  static constexpr int kThreadsPerRow = kHeadDim / 4;
+  static constexpr int kRows = kHeadDim >= 256 ? 1 : 256 / kHeadDim;  // 48-64 threads per CTA
+  static constexpr int kThreads = kRows * kThreadsPerRow;
+  static_assert(kHeadDim % 4 == 0 && kThreads <= 128);
+};
+constexpr int kCombineChunk = 16;  // independent float4 loads in flight per thread
+
 template <typename Element, int kHeadDim>
-__global__ void __launch_bounds__(128) decode_combine_kernel(const core::AttnParams p, const DecodeArgs a) {
-  const int lane = threadIdx.x % 32;
-  const int64_t prow = int64_t(blockIdx.x) * 4 + threadIdx.x / 32;
-  if (prow >= a.rows_total) return;
+__global__ void __launch_bounds__(CombineShape<kHeadDim>::kThreads)
+    decode_combine_kernel(const core::AttnParams p, const DecodeArgs a) {
+  using Shape_ = CombineShape<kHeadDim>;
+  __shared__ float s_lse[Shape_::kRows][kMaxSplits];
+  const int r = int(threadIdx.x) / Shape_::kThreadsPerRow;
+  const int t = int(threadIdx.x) % Shape_::kThreadsPerRow;
+  const int64_t prow = int64_t(blockIdx.x) * Shape_::kRows + r;
+  const bool live = prow < a.rows_total;  // no early return: every thread reaches the barrier
   const int S = a.num_splits;
+  for (int s = t; s < S; s += Shape_::kThreadsPerRow)
+    s_lse[r][s] = live ? a.ws_lse[int64_t(s) * a.rows_total + prow] : -INFINITY;
+  __syncthreads();
+  if (!live) return;
+  float mx = -INFINITY;
+  for (int s = 0; s < S; ++s) mx = fmaxf(mx, s_lse[r][s]);
+  const bool empty = mx == -INFINITY;
+
+  const int64_t split_stride = a.rows_total * kHeadDim;
+  const float* src = a.ws_o + prow * kHeadDim + 4 * t;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  float sum = 0.f;
+  for (int s0 = 0; s0 < S; s0 += kCombineChunk) {
+    float4 v[kCombineChunk];
+    CUTE_UNROLL
+    for (int k = 0; k < kCombineChunk; ++k)
+      if (s0 + k < S) v[k] = __ldg(reinterpret_cast<const float4*>(src + (s0 + k) * split_stride));
+    CUTE_UNROLL
+    for (int k = 0; k < kCombineChunk; ++k) {
+      if (s0 + k < S) {
+        const float w = empty ? 0.f : expf(s_lse[r][s0 + k] - mx);  // exp(-inf) = 0: empty split
+        sum += w;
+        if (w != 0.f) {
+          acc.x += w * v[k].x;
+          acc.y += w * v[k].y;
+          acc.z += w * v[k].z;
+          acc.w += w * v[k].w;
+        }
+      }
+    }
+  }
+  const float inv = empty ? 0.f : 1.f / sum;
   const int64_t i = prow % p.seqlen_q;
   const int h = int((prow / p.seqlen_q) % p.heads_q);
   const int b = int(prow / (int64_t(p.seqlen_q) * p.heads_q));
-
-  const float l0 = lane < S ? a.ws_lse[int64_t(lane) * a.rows_total + prow] : -INFINITY;
-  const float l1 = lane + 32 < S ? a.ws_lse[int64_t(lane + 32) * a.rows_total + prow] : -INFINITY;
-  float mx = fmaxf(l0, l1);
-  CUTE_UNROLL
-  for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  const bool empty = mx == -INFINITY;
-  const float w0 = empty ? 0.f : expf(l0 - mx);  // exp(-inf) = 0 for empty splits
-  const float w1 = empty ? 0.f : expf(l1 - mx);
-  float sum = w0 + w1;
-  CUTE_UNROLL
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  const float inv = empty ? 0.f : 1.f / sum;
-
-  Element* o_row = static_cast<Element*>(p.o) + p.o_str.offset(b, i, h);
-  for (int d = lane; d < kHeadDim; d += 32) {
-    float acc = 0.f;
-    for (int s = 0; s < S; ++s) {
-      const float w = __shfl_sync(0xffffffffu, s < 32 ? w0 : w1, s & 31);
-      if (w != 0.f) acc += w * a.ws_o[(int64_t(s) * a.rows_total + prow) * kHeadDim + d];
-    }
-    o_row[d] = Element(acc * inv);
-  }
-  if (p.lse != nullptr && lane == 0) p.lse[p.lse_offset(b, h, i)] = empty ? -INFINITY : mx + logf(sum);
+  Element* o = static_cast<Element*>(p.o) + p.o_str.offset(b, i, h) + 4 * t;
+  // Pairs (4-byte stores): check_decode_alignment guarantees only even output strides.
+  cutlass::Array<Element, 2> lo, hi;
+  lo[0] = Element(acc.x * inv);
+  lo[1] = Element(acc.y * inv);
+  hi[0] = Element(acc.z * inv);
+  hi[1] = Element(acc.w * inv);
+  *reinterpret_cast<cutlass::Array<Element, 2>*>(o) = lo;
+  *reinterpret_cast<cutlass::Array<Element, 2>*>(o + 2) = hi;
+  if (p.lse != nullptr && t == 0) p.lse[p.lse_offset(b, h, i)] = empty ? -INFINITY : mx + logf(sum);
 }
 
 inline core::Status check_decode_alignment(const core::AttnParams& p) {
@@ -427,9 +464,10 @@ core::Status run_sm80_decode(const core::AttnParams& p, cudaStream_t stream, voi
   kernel<<<grid, Traits::kNThreads, kSmem, stream>>>(p, a);
   FA_RETURN_IF_ERROR(check_launch("kvcache decode"));
   if (plan.num_splits > 1) {
-    const int64_t blocks = (plan.rows_total + 3) / 4;
+    using Combine = decode::CombineShape<kHeadDim>;
+    const int64_t blocks = (plan.rows_total + Combine::kRows - 1) / Combine::kRows;
     if (blocks > 0x7fffffff) return core::unsupported("CUDA KV-cache decode: too many rows to combine");
-    decode::decode_combine_kernel<Element, kHeadDim><<<unsigned(blocks), 128, 0, stream>>>(p, a);
+    decode::decode_combine_kernel<Element, kHeadDim><<<unsigned(blocks), Combine::kThreads, 0, stream>>>(p, a);
     FA_RETURN_IF_ERROR(check_launch("kvcache split-KV combine"));
   }
   return core::Status::success();

@@ -21,7 +21,7 @@ constexpr int kBlockM = 16 * kNWarps;
 // stages of K and V plus Q stay at 96 KB and two CTAs fit on an SM (the second CTA's loads
 // cover the first one's softmax and MMA phases).
 constexpr int block_n(int head_dim) { return head_dim <= 128 ? 64 : 32; }
-// The combine kernel reads each row's split LSEs with one warp, two per lane.
+// The combine kernel keeps each row's split LSEs in shared memory (kMaxSplits floats per row).
 constexpr int kMaxSplits = 64;
 // The auto heuristic gives every split at least this many key blocks: shorter splits cost more
 // in partial-result traffic and combine work than their extra parallelism buys.
