@@ -13,13 +13,14 @@
 #include "cpu/reference.hpp"
 
 namespace fa::cli {
-namespace {
 
 int64_t elem_bytes(fa_dtype t) { return t == FA_DTYPE_FLOAT32 || t == FA_DTYPE_INT32 ? 4 : 2; }
 
 void throw_if_failed(fa_status s) {
   if (s != FA_OK) throw LibraryError(s, fa_last_error());
 }
+
+namespace {
 
 // splitmix64: fast, seedable, good enough for test inputs (generating 4 x 16M values with
 // std::normal_distribution would take seconds on this tool's critical path).
@@ -34,6 +35,8 @@ struct Rng {
   // Uniform on [-sqrt(3), sqrt(3)): mean 0, variance 1, like the usual randn inputs in scale.
   float unit() { return (float(next() >> 40) * (1.f / 16777216.f) * 2.f - 1.f) * 1.7320508f; }
 };
+
+}  // namespace
 
 void fill_random(std::vector<uint8_t>& out, int64_t n, fa_dtype dt, uint64_t seed) {
   Rng rng{seed * 0x2545f4914f6cdd1dull + 1};
@@ -92,8 +95,6 @@ double rtol_for(fa_dtype t) {
 // only fp32 accumulation and fast exp/tanh approximations (softcap on GPUs: ~2^-11 relative per
 // score) separate them.
 double rtol_lse_for(fa_dtype t) { return t == FA_DTYPE_FLOAT32 ? 1e-4 : 1e-3; }
-
-}  // namespace
 
 const char* dtype_name(fa_dtype t) {
   switch (t) {
@@ -193,7 +194,7 @@ void ErrorStat::add(double ours, double ref) {
 }
 
 bool CheckResult::passed() const {
-  return o.ok() && lse.ok() && (!backward || (dq.ok() && dk.ok() && dv.ok()));
+  return cache_ok && o.ok() && lse.ok() && (!backward || (dq.ok() && dk.ok() && dv.ok()));
 }
 
 Workload::Workload(const Problem& p, bool with_backward) : p_(p), with_backward_(with_backward) {

@@ -64,6 +64,7 @@ struct CheckResult {
   ErrorStat o, lse, dq, dk, dv;
   std::string sample;  // what was checked, in words
   bool backward = false;
+  bool cache_ok = true;  // decode: the appended K/V rows landed where they belong, bit-exact
   bool passed() const;
 };
 
@@ -92,6 +93,17 @@ class Workload {
   Buffer q_, k_, v_, out_, lse_, do_, dq_, dk_, dv_;
   fa_tensor tq_{}, tk_{}, tv_{}, tout_{}, tlse_{}, tdo_{}, tdq_{}, tdk_{}, tdv_{};
 };
+
+// Helpers shared with the decode workload (decode.cpp).
+int64_t elem_bytes(fa_dtype t);
+void throw_if_failed(fa_status s);  // LibraryError with fa_last_error() unless FA_OK
+// n random values (uniform, mean 0, variance 1) in dtype dt, reproducible from seed.
+void fill_random(std::vector<uint8_t>& out, int64_t n, fa_dtype dt, uint64_t seed);
+double load_elem(const std::vector<uint8_t>& buf, fa_dtype dt, int64_t i);
+// A dense row-major descriptor of data.
+fa_tensor describe(void* data, fa_dtype dt, const std::vector<int64_t>& shape, bool gpu);
+double rtol_for(fa_dtype t);      // O (gradients: twice this)
+double rtol_lse_for(fa_dtype t);  // LSE
 
 fa_dtype parse_dtype(const std::string& s);  // throws UsageError
 const char* dtype_name(fa_dtype t);
