@@ -12,6 +12,7 @@
 #   TEST_FILTER   gtest filter for the test stage                   (default: *)
 #   SAN_FILTER    gtest filter for memcheck                         (default: Quick/*)
 #   SAN_FILTER_RACE  filter for racecheck/synccheck (slower tools)  (default: Quick/*_auto:Quick/*_fa2)
+#   SAN_RING      run under all three tools with FA_SM90_FWD_MAX_CTAS=3 (default: RingSmall/*; empty: off)
 #   COMPARE_ARGS  arguments for bench/compare.py                    (default: --quick --plot-grid)
 #   DEADLINE_S    whole-script budget in seconds; stages get what is left (default: 540)
 #   BUILD_DIR     (default: build)     JOBS (default: 16)
@@ -28,6 +29,7 @@ STAGES=${STAGES:-build,test,sanitize,bench,python,overhead}
 TEST_FILTER=${TEST_FILTER:-*}
 SAN_FILTER=${SAN_FILTER:-Quick/*}
 SAN_FILTER_RACE=${SAN_FILTER_RACE:-Quick/*_auto:Quick/*_fa2}
+SAN_RING=${SAN_RING-RingSmall/*}
 COMPARE_ARGS=${COMPARE_ARGS:---quick --plot-grid}
 DEADLINE_S=${DEADLINE_S:-540}
 BUILD_DIR=${BUILD_DIR:-build}
@@ -188,6 +190,26 @@ if has_stage sanitize; then
       esac
       tail -3 "$OUT/sanitizer.log"
     done
+    # The persistent FA3 forward with several tiles per CTA, at a size the tools can finish: the
+    # RingSmall cases with at most 3 CTAs (FA_SM90_FWD_MAX_CTAS, read by the launcher).
+    if [[ -n "$SAN_RING" ]]; then
+      for tool in memcheck racecheck synccheck; do
+        t=$(budget 90)
+        if ((t < 20)); then note "$tool ring" "SKIPPED (time budget)"; continue; fi
+        echo "--- $tool ($SAN_RING, FA_SM90_FWD_MAX_CTAS=3, ${t}s max)" | tee -a "$OUT/sanitizer.log"
+        FA_SM90_FWD_MAX_CTAS=3 timeout "$t" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+          "$TESTBIN" --gtest_filter="$SAN_RING" --gtest_brief=1 >>"$OUT/sanitizer.log" 2>&1
+        rc=$?
+        verdict=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 | sed 's/^=* *//')
+        case $rc in
+          0) note "$tool ring" "clean: ${verdict:-no summary line}" ;;
+          99) note "$tool ring" "ERRORS: ${verdict} (sanitizer.log)" ;;
+          124) note "$tool ring" "TIMED OUT after ${t}s" ;;
+          *) note "$tool ring" "rc=$rc ${verdict}" ;;
+        esac
+        tail -2 "$OUT/sanitizer.log"
+      done
+    fi
   fi
 fi
 

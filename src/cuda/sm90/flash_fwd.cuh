@@ -1272,6 +1272,20 @@ inline bool sm90_fwd_early_rescale_env() {
   return on;
 }
 
+// FA_SM90_FWD_MAX_CTAS=n (testing; read once per process): at most n persistent CTAs. A case small
+// enough for compute-sanitizer's racecheck then still gives each CTA several tiles (the Q-slot
+// ring wraps, the d64 round robin turns, causal tiles come longest first), which on the H200's 132
+// SMs takes ~400 tiles per case, too many for racecheck (session 8: one such case did not finish
+// in 170 s). scripts/gpu/check.sh runs the RingSmall suite that way.
+inline int sm90_fwd_max_ctas() {
+  static const int n = [] {
+    const char* v = std::getenv("FA_SM90_FWD_MAX_CTAS");
+    const long x = v && *v ? std::strtol(v, nullptr, 10) : 0;
+    return x >= 1 && x <= 1 << 20 ? int(x) : 0;
+  }();
+  return n;
+}
+
 template <class Kernel, class Element>
 core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   using namespace cute;
@@ -1347,7 +1361,8 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   const int64_t rows_per_tile = Kernel::kBlockM >> pack_shift;  // query positions per tile
   const int64_t m_blocks = (p.seqlen_q + rows_per_tile - 1) / rows_per_tile;
   const int64_t tiles = m_blocks * tile_heads * p.batch;
-  const int sms = Kernel::kPersistent && !p.varlen && tiles <= INT32_MAX - 4096 ? sched::sm_count(p.device_id) : 0;
+  int sms = Kernel::kPersistent && !p.varlen && tiles <= INT32_MAX - 4096 ? sched::sm_count(p.device_id) : 0;
+  if (sms > 0 && sm90_fwd_max_ctas() > 0) sms = std::min(sms, sm90_fwd_max_ctas());
   const bool persistent = sms > 0;
   // Causal / right-bounded windows: the last query blocks see the most keys (bottom-right
   // alignment), so they are scheduled first. A left-only window is heaviest at the top: keep order.
