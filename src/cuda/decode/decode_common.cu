@@ -13,12 +13,26 @@
 namespace fa::cuda {
 namespace decode {
 
+namespace {
+// The run-time A/B switch: FA_DECODE_KEY_SPLIT=0 in the environment selects the 64-row tile for
+// every call (read once per process).
+bool key_split_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("FA_DECODE_KEY_SPLIT");
+    return !(e && e[0] == '0' && e[1] == '\0');
+  }();
+  return on;
+}
+}  // namespace
+
 Plan make_plan(const core::AttnParams& p, int num_sms) {
   Plan pl;
   pl.m_rows = p.seqlen_q * p.group_size();
-  pl.m_blocks = (pl.m_rows + kBlockM - 1) / kBlockM;
+  pl.key_split = has_key_split_tile(p.head_dim) && pl.m_rows <= kKsBlockM && key_split_enabled();
+  const int bm = pl.key_split ? kKsBlockM : kBlockM;
+  pl.m_blocks = (pl.m_rows + bm - 1) / bm;
   pl.rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  const int bn = block_n(p.head_dim);
+  const int bn = pl.key_split ? ks_block_n(p.head_dim) : block_n(p.head_dim);
   // The key blocks of the longest possible sequence (the capacity): the lengths themselves are
   // in device memory. Splits past a sequence's own length run empty and contribute lse = -inf.
   const int64_t n_blocks = std::max<int64_t>(1, (p.seqlen_k + bn - 1) / bn);
@@ -34,7 +48,9 @@ Plan make_plan(const core::AttnParams& p, int num_sms) {
     // work; FA2's compute-bound heuristic accepts 85%, but here an idle slot is lost bandwidth
     // and a split costs only D + 1 floats per row), and no split is shorter than
     // kMinBlocksPerSplit key blocks.
-    constexpr int kCtasPerSm = 2;  // decode_fwd_kernel's __launch_bounds__ minimum
+    // decode_fwd_kernel's __launch_bounds__ minimum; the key-split kernel's too (its 68 KB of
+    // shared memory at d128 may let a third in, which only adds slack to the waves).
+    constexpr int kCtasPerSm = 2;
     const int64_t ctas = std::max<int64_t>(1, pl.m_blocks * p.heads_kv * p.batch);
     const int64_t slots = int64_t(kCtasPerSm) * std::max(num_sms, 1);
     const int max_s = int(std::max<int64_t>(1, std::min<int64_t>(cap, n_blocks / kMinBlocksPerSplit)));

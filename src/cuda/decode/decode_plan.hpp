@@ -21,6 +21,24 @@ constexpr int kBlockM = 16 * kNWarps;
 // stages of K and V plus Q stay at 96 KB and two CTAs fit on an SM (the second CTA's loads
 // cover the first one's softmax and MMA phases).
 constexpr int block_n(int head_dim) { return head_dim <= 128 ? 64 : 32; }
+// Key-split tile (decode_fwd_ks_kernel), chosen when the packed rows fit one 16-row MMA slab
+// (M = Nq * group <= 16: every single-query decode with a group <= 16). Why: on the tile above such
+// rows live in one warp, which then does all MMA, ldmatrix and softmax work of every key block
+// while the other three only load; the H200 profile (session 8, Hk8 B1 L64k d128) showed that
+// warp's stream of blocks, not DRAM, as the limit. Here the 4 warps share the 16 rows and each
+// takes a quarter of every key block, with its own running max/sum and O; they merge once at the
+// end. d <= 64: 128 keys per block (32 per warp); d 96/128: 64 (16 per warp), so a stage of K+V is
+// 32 KB at d128 as on the tile above (two stages + Q = 68 KB: 2-3 CTAs per SM). d 192/256 keep the
+// tile above (O per warp would be 96-128 registers on top of Q's fragment).
+// FA_DECODE_KEY_SPLIT=0 (compile time) leaves the tile out; the environment variable of the same
+// name set to 0 makes make_plan choose the tile above at run time (the A/B switch).
+#ifndef FA_DECODE_KEY_SPLIT
+#define FA_DECODE_KEY_SPLIT 1
+#endif
+constexpr int kKsBlockM = 16;
+constexpr bool has_key_split_tile(int head_dim) { return FA_DECODE_KEY_SPLIT != 0 && head_dim <= 128; }
+constexpr int ks_block_n(int head_dim) { return head_dim <= 64 ? 128 : 64; }
+
 // The combine kernel keeps each row's split LSEs in shared memory (kMaxSplits floats per row).
 constexpr int kMaxSplits = 64;
 // The auto heuristic gives every split at least this many key blocks: shorter splits cost more
@@ -29,6 +47,7 @@ constexpr int kMinBlocksPerSplit = 4;
 
 struct Plan {
   int64_t m_rows = 0;      // packed rows per (batch, KV head): Nq * group
+  bool key_split = false;  // the key-split tile (kKsBlockM rows, ks_block_n keys per block)
   int64_t m_blocks = 0;    // CTAs along the packed rows
   int num_splits = 1;      // CTAs along the keys; 1 = no split, no workspace, no combine
   int64_t rows_total = 0;  // B * Hq * Nq: rows of out (the partials' row count)
