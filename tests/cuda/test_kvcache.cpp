@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -316,6 +317,29 @@ TEST(CudaKvcachePlan, SplitsFillWholeWaves) {
   pl = decode::make_plan(plan_params(1, 16, 2, 256, 17, 4096, 1), kSms);
   EXPECT_EQ(pl.m_rows, 136);
   EXPECT_EQ(pl.m_blocks, 3);
+  EXPECT_FALSE(pl.key_split);
+}
+
+TEST(CudaKvcachePlan, KeySplitTileUpTo16Rows) {
+  constexpr int kSms = 132;
+  const char* env = std::getenv("FA_DECODE_KEY_SPLIT");
+  const bool on = !(env && std::string(env) == "0");
+  // Nq 4 x group 4 = 16 rows: the key-split tile at d <= 128 (one 16-row block, its key block).
+  decode::Plan pl = decode::make_plan(plan_params(1, 8, 2, 128, 4, 4096, 1), kSms);
+  EXPECT_EQ(pl.m_rows, 16);
+  EXPECT_EQ(pl.key_split, on && decode::has_key_split_tile(128));
+  EXPECT_EQ(pl.m_blocks, 1);
+  // 17 rows (group 17): the 64-row tile.
+  pl = decode::make_plan(plan_params(1, 17, 1, 128, 1, 4096, 1), kSms);
+  EXPECT_FALSE(pl.key_split);
+  EXPECT_EQ(pl.m_blocks, 1);
+  // d 192/256 have no key-split tile.
+  EXPECT_FALSE(decode::make_plan(plan_params(1, 8, 2, 256, 1, 4096, 1), kSms).key_split);
+  EXPECT_FALSE(decode::has_key_split_tile(192));
+  // The split cap counts the tile's own key blocks: 1024 keys at d64 are 8 blocks of 128.
+  if (on && decode::has_key_split_tile(64)) {
+    EXPECT_EQ(decode::make_plan(plan_params(1, 8, 2, 64, 1, 1024, 60), kSms).num_splits, 1024 / decode::ks_block_n(64));
+  }
 }
 
 // ---- the grid ----------------------------------------------------------------------------------
@@ -376,6 +400,17 @@ std::vector<KvCase> quick_cases() {
     v.push_back(fp16(causal(kc("d" + std::to_string(d) + "_gqa2_q2", d, 2, 4, 2, 2, {2, 190}, 256))));
   }
   v.push_back(splits(append(causal(kc("d256_gqa4_q4", 256, 2, 8, 2, 4, {100, 400}, 512)), 4), 3));
+  // The two tiles at their boundary (decode_plan.hpp): M = Nq * group = 16 takes the key-split
+  // tile, 17 the 64-row one; the same shape otherwise (d64: 128-key blocks on the key-split tile),
+  // forced splits, lengths not multiples of either key block.
+  v.push_back(splits(kc("d64_m16_q1", 64, 2, 16, 1, 1, {333, 1000}, 1024), 3));
+  v.push_back(splits(kc("d64_m17_q1", 64, 2, 17, 1, 1, {333, 1000}, 1024), 3));
+  // Key-split tile with masks: causal + left window over Nq 2 x group 8 (keys seen by some warps of
+  // a block but not others), paged, 5 splits; d96 causal Nq 4 x group 4; a 10-key window at Nq 1,
+  // where most warps of the one or two visible blocks (and most splits) see no key at all.
+  v.push_back(paged(splits(window(kc("d128_gqa8_q2", 128, 2, 16, 2, 2, {700, 1500}, 1536), 300, 0), 5), 64));
+  v.push_back(splits(causal(kc("d96_gqa4_q4", 96, 1, 8, 2, 4, {1000}, 1024)), 4));
+  v.push_back(splits(window(kc("d128_gqa4_q1", 128, 2, 8, 2, 1, {500, 1000}, 1024), 10, 0), 3));
   // A long sequence, auto splits. At most ~28k keys: the float64 reference keeps a row of scores in
   // shared memory ((N + 256) doubles beside its static buffers in 227 KB); on the H200 28001 keys
   // fit, 28600 and 32k failed there with "invalid argument".
