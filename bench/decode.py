@@ -24,6 +24,9 @@ must move at least); GB/s = bytes / median time (the H200's HBM peak is ~4.8 TB/
 Sanity: max |ours - sdpa_flash| and max |paged - contiguous| are recorded per shape.
 
 Usage: python3 bench/decode.py --lib build/libflashattn.so [--out-json F] [--out-md F] [--quick]
+       python3 bench/decode.py --ab-table A.json B.json --ab-labels a,b [--out-md F]
+Our time is that of the whole fa_kvcache_forward call: attention kernel plus, when it splits, the
+combine kernel.
 """
 import argparse
 import ctypes
@@ -190,10 +193,12 @@ def run_shape(torch, lib, args, b, L, hq, hk, d, dtype):
             return ms, dict(num_splits=int(chosen), workspace_bytes=o.workspace_bytes)
         record(name, fn)
 
-    ours("ours", sets, 0)
-    ours("ours_split1", sets, 1)
+    if "ours" in args.ours:
+        ours("ours", sets, 0)
+    if "ours_split1" in args.ours:
+        ours("ours_split1", sets, 1)
     for ps in (16, 256):
-        if L % ps:
+        if L % ps or f"ours_page{ps}" not in args.ours:
             continue
         psets, tables = paged_sets(torch, sets, ps)
         ours(f"ours_page{ps}", psets, 0, tables)
@@ -246,6 +251,27 @@ def markdown(rows, peers, title):
     return "\n".join(lines) + "\n"
 
 
+def ab_table(path_a, path_b, labels):
+    """Markdown table of two runs' ours / ours_page256 times per shape (an A/B of a run-time switch:
+    the same grid run twice, e.g. with FA_DECODE_KEY_SPLIT=1 and =0)."""
+    runs = []
+    for path in (path_a, path_b):
+        with open(path) as f:
+            runs.append({(r["hk"], r["b"], r["L"], r["backend"]): r for r in json.load(f)["rows"]})
+    la, lb = labels
+    lines = [f"| Hk | B | L | backend | splits {la} | {la} us (GB/s) | splits {lb} | {lb} us (GB/s) | {lb}/{la} |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(runs[0], key=lambda k: (-k[0], k[1], k[2], k[3])):
+        a, b = runs[0][key], runs[1].get(key)
+        if b is None:
+            continue
+        cell = lambda r: f"{r['us']:.1f} ({r['gbps']:.0f})" if r.get("us") else r.get("error", "-")
+        ratio = f"{b['us'] / a['us']:.2f}" if a.get("us") and b.get("us") else "-"
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {a.get('num_splits', '-')} | {cell(a)} | "
+                     f"{b.get('num_splits', '-')} | {cell(b)} | {ratio} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default="build/libflashattn.so")
@@ -260,10 +286,23 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--quick", action="store_true", help="B 8, L 4k/16k, Hk 8 only")
+    ap.add_argument("--ours", default="ours,ours_split1,ours_page16,ours_page256",
+                    help="which of our variants to time")
+    ap.add_argument("--ab-table", nargs=2, metavar=("A_JSON", "B_JSON"),
+                    help="no timing: print (and --out-md) the A/B table of two --out-json files")
+    ap.add_argument("--ab-labels", default="A,B")
     ap.add_argument("--out-json")
     ap.add_argument("--out-md")
     args = ap.parse_args()
+    if args.ab_table:
+        md = ab_table(*args.ab_table, args.ab_labels.split(",", 1))
+        print(md)
+        if args.out_md:
+            with open(args.out_md, "w") as f:
+                f.write(md)
+        return
     args.iters = max(args.iters, 20)
+    args.ours = [v for v in args.ours.split(",") if v]
     args.peers = [p for p in args.peers.split(",") if p]
     import torch
     lib = load_library(args.lib)
