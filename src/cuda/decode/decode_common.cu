@@ -41,18 +41,18 @@ Plan make_plan(const core::AttnParams& p, int num_sms) {
   if (p.num_splits > 0) {
     s = std::min(p.num_splits, cap);
   } else {
-    // Fill the resident CTA slots (kCtasPerSm per SM: one loads while the other computes) in
+    // Fill the resident CTA slots (ctas_per_sm per SM: one loads while the other computes) in
     // whole waves: a last, partial wave leaves slots idle while the bytes still to read sit in a
     // few CTAs. Wave efficiency of s splits = CTAs / (waves * slots); the fewest splits within
     // 95% of the best efficiency win (fewer splits: less partial-result traffic and combine
     // work; FA2's compute-bound heuristic accepts 85%, but here an idle slot is lost bandwidth
     // and a split costs only D + 1 floats per row), and no split is shorter than
     // kMinBlocksPerSplit key blocks.
-    // decode_fwd_kernel's __launch_bounds__ minimum; the key-split kernel's too (its 68 KB of
-    // shared memory at d128 may let a third in, which only adds slack to the waves).
-    constexpr int kCtasPerSm = 2;
+    // The kernels' __launch_bounds__ minimum (the key-split tile's: kKsCtasPerSm; at 2 its 68 KB
+    // of shared memory at d128 may still let a third CTA in, which only adds slack to the waves).
+    const int ctas_per_sm = pl.key_split ? kKsCtasPerSm : 2;
     const int64_t ctas = std::max<int64_t>(1, pl.m_blocks * p.heads_kv * p.batch);
-    const int64_t slots = int64_t(kCtasPerSm) * std::max(num_sms, 1);
+    const int64_t slots = int64_t(ctas_per_sm) * std::max(num_sms, 1);
     const int max_s = int(std::max<int64_t>(1, std::min<int64_t>(cap, n_blocks / kMinBlocksPerSplit)));
     auto efficiency = [&](int splits) {
       const int64_t n = ctas * splits, waves = (n + slots - 1) / slots;

@@ -375,7 +375,7 @@ struct KeySplitTraits {
 };
 
 template <typename Traits>
-__global__ void __launch_bounds__(Traits::kNThreads, 2)
+__global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
     decode_fwd_ks_kernel(const core::AttnParams p, const DecodeArgs a) {
   using Element = typename Traits::Element;
   constexpr int kBlockN = Traits::kBlockN;

@@ -36,6 +36,16 @@ constexpr int block_n(int head_dim) { return head_dim <= 128 ? 64 : 32; }
 #define FA_DECODE_KEY_SPLIT 1
 #endif
 constexpr int kKsBlockM = 16;
+// Resident CTAs per SM the key-split kernel is compiled for (__launch_bounds__) and make_plan's
+// wave model assumes for it. 2: as the 64-row tile (sm_90a: 112-198 registers). 3 caps it at 168
+// registers (sm_90a d128: 168, 0 spills) so that a third CTA (68 KB of shared memory at d128) fits
+// beside two: more warps to cover ldmatrix/MMA latency, more bytes in flight, and make_plan fills
+// 3 slots per SM with splits. Not measured yet: -DFA_DECODE_KS_MIN_CTAS=3 is the A/B.
+#ifndef FA_DECODE_KS_MIN_CTAS
+#define FA_DECODE_KS_MIN_CTAS 2
+#endif
+constexpr int kKsCtasPerSm = FA_DECODE_KS_MIN_CTAS;
+static_assert(kKsCtasPerSm == 2 || kKsCtasPerSm == 3, "FA_DECODE_KS_MIN_CTAS: 2 or 3");
 constexpr bool has_key_split_tile(int head_dim) { return FA_DECODE_KEY_SPLIT != 0 && head_dim <= 128; }
 constexpr int ks_block_n(int head_dim) { return head_dim <= 64 ? 128 : 64; }
 
