@@ -21,6 +21,19 @@ Rows, thinnest first (all forward unless named):
   ... packed                the row above with the call's outputs packed into one allocation
                             (FLASHATTN_PACK_BYTES, here 1 MiB; the other rows: as the environment
                             says, off by default)
+  decode ... (--decode-shape; printed last; --rows picks fwd, decode or all) one KV-cache
+                            decode call per row, for each cache layout (contiguous, paged) and
+                            with/without appending k/v (Nq new keys per sequence, in place;
+                            the append rows write the same cache rows on every call):
+    _C.torch_kvcache_fwd      the extension entry the eager call reaches (route check, tensors read,
+                              out allocated, launch)
+    flash_attn_with_kvcache   the public function in eager mode (cache_seqlens an int32 tensor)
+    ... int seqlens           the same with cache_seqlens a Python int (converted to a tensor per call)
+    ... lse                   the same with return_softmax_lse=True
+    torch.ops.flashattn.kvcache_fwd   the custom op (the torch.compile path)
+    sdpa                      torch's SDPA (enable_gqa, no mask: exact for Nq 1) over the same
+                              contiguous cache, no append;
+                              "+ copy_ append" first copies k/v into the cache with two copy_ calls
   alloc ...                 one torch allocation (and its free) as the extension makes them: out
                             (torch.empty_like(q)), lse and workspace (a 0-element template's
                             new_empty(shape)), and torch.empty(shape, dtype=, device=) for
@@ -37,6 +50,7 @@ table is printed first) or --raw-us X. The issue's goal: flash_attn_func's "over
 
 Usage: python bench/python_overhead.py [--device cuda|cpu] [--iters N] [--batch K] [--shape B,Nq,Nk,H,D]
                                        [--host-bench PATH] [--raw-us X] [--threads T] [--cpu-time]
+                                       [--rows all|fwd|decode] [--decode-shape B,Nq,L,Hq,Hk,D,PAGE]
 On CPU (no GPU) the numbers include the CPU backend's tiny compute; use them as a proxy for the
 Python-side cost only. --cpu-time times with the thread's CPU clock instead of the wall clock: on a
 shared, loaded machine it leaves out the time other processes hold the core (host us only).
@@ -84,6 +98,65 @@ def raw_from_host_bench(path, shape, iters):
 PACK = 1 << 20  # FLASHATTN_PACK_BYTES for the "packed" rows
 
 
+def decode_rows(shape, dev, dtype):
+    """Rows of one decode call per cache layout and append mode; see the module docstring."""
+    b, nq, cache, hq, hk, d, page = (int(x) for x in shape.split(","))
+    if cache % page or cache <= nq:
+        raise SystemExit(f"--decode-shape: cache length {cache} must be a multiple of the page size {page} and > Nq")
+    q = torch.randn(b, nq, hq, d, device=dev, dtype=dtype)
+    k_new = torch.randn(b, nq, hk, d, device=dev, dtype=dtype)
+    v_new = torch.randn_like(k_new)
+    kc = torch.randn(b, cache, hk, d, device=dev, dtype=dtype)
+    vc = torch.randn_like(kc)
+    # Paged: the same keys in pages of PAGE rows, placed in a shuffled order through the block table.
+    blocks = b * cache // page
+    table = torch.randperm(blocks, device=dev).to(torch.int32).view(b, cache // page)
+    kp = torch.empty(blocks, page, hk, d, device=dev, dtype=dtype)
+    vp = torch.empty_like(kp)
+    kp[table.long().flatten()] = kc.reshape(blocks, page, hk, d)
+    vp[table.long().flatten()] = vc.reshape(blocks, page, hk, d)
+    route = _torch._ROUTE  # the mode flash_attn_with_kvcache's eager call passes
+    qt, kt, vt = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
+    tail = kc[:, cache - nq:]  # where "+ copy_ append" writes, as the append rows do
+    vtail = vc[:, cache - nq:]
+    rows = []
+    for layout, k_cache, v_cache, bt in (("contig", kc, vc, None), (f"page{page}", kp, vp, table)):
+        for append in (False, True):
+            kn, vn = (k_new, v_new) if append else (None, None)
+            # Appending fills rows cache-nq .. cache-1, so both modes attend over the whole cache.
+            n = cache - nq if append else cache
+            seqlens = torch.full((b,), n, dtype=torch.int32, device=dev)
+            tag = f"decode {layout}{' +kv' if append else ''}"
+
+            def c_entry(k_cache=k_cache, v_cache=v_cache, kn=kn, vn=vn, seqlens=seqlens, bt=bt):
+                return _C.torch_kvcache_fwd(q, k_cache, v_cache, kn, vn, seqlens, None, bt, route, False, None, True,
+                                            -1, -1, 0.0, 0)
+
+            def eager(k_cache=k_cache, v_cache=v_cache, kn=kn, vn=vn, seqlens=seqlens, bt=bt, lse=False):
+                return flashattn.flash_attn_with_kvcache(q, k_cache, v_cache, kn, vn, cache_seqlens=seqlens,
+                                                         block_table=bt, causal=True, return_softmax_lse=lse)
+
+            def op(k_cache=k_cache, v_cache=v_cache, kn=kn, vn=vn, seqlens=seqlens, bt=bt):
+                return torch.ops.flashattn.kvcache_fwd(q, k_cache, v_cache, kn, vn, seqlens, None, bt, 0.0, True, -1,
+                                                       -1, 0.0, 0)
+
+            rows += [
+                (f"{tag}: _C.torch_kvcache_fwd", c_entry),
+                (f"{tag}: flash_attn_with_kvcache", eager),
+                (f"{tag}: ... int seqlens", lambda eager=eager, n=n: eager(seqlens=n)),
+                (f"{tag}: ... lse", lambda eager=eager: eager(lse=True)),
+                (f"{tag}: torch.ops.flashattn.kvcache_fwd", op),
+            ]
+    rows += [
+        ("decode contig: sdpa", lambda: F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=hq != hk)),
+        ("decode contig +kv: sdpa + copy_ append",
+         lambda: (tail.copy_(k_new), vtail.copy_(v_new), F.scaled_dot_product_attention(qt, kt, vt,
+                                                                                         enable_gqa=hq != hk))),
+    ]
+    desc = f"decode: q={tuple(q.shape)} cache={tuple(kc.shape)} paged={tuple(kp.shape)} new={tuple(k_new.shape)}"
+    return rows, desc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() and flashattn.cuda_built() else "cpu")
@@ -96,6 +169,10 @@ def main():
                     help="CPU only: torch.set_num_threads (the torch layer passes it to the CPU backend); 1 keeps "
                          "thread wake-ups out of a per-call measurement")
     ap.add_argument("--cpu-time", action="store_true", help="host us from the thread's CPU clock (loaded machines)")
+    ap.add_argument("--rows", choices=("all", "fwd", "decode"), default="all",
+                    help="fwd: the forward/backward/alloc rows; decode: the KV-cache decode rows; all: both")
+    ap.add_argument("--decode-shape", default="1,1,256,32,8,128,16",
+                    help="batch,seqlen_q,cache_len,heads_q,heads_k,head_dim,page_size of the decode rows")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     raw = args.raw_us
@@ -181,21 +258,29 @@ def main():
         ("alloc lse: template.new_empty", lambda: f32_template.new_empty(lse_shape)),
         ("alloc lse: torch.empty(kwargs)", lambda: torch.empty(lse_shape, dtype=torch.float32, device=dev)),
     ]
+    if args.rows == "decode":
+        rows = []
+    if args.rows != "fwd":
+        extra, decode_desc = decode_rows(args.decode_shape, dev, dtype)
+        rows += extra
     print(f"python_overhead: device={dev} dtype={dtype} q={tuple(q.shape)} k={tuple(k.shape)} causal={causal} "
           f"iters={args.iters} batch={args.batch} torch={torch.__version__}")
-    print(f"{'layer':36s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}")
+    if args.rows != "fwd":
+        print(decode_desc)
+    w = max(36, *(len(r[0]) for r in rows))
+    print(f"{'layer':{w}s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}")
     for name, fn, *pack in rows:
         previous = _C.torch_pack_bytes(pack[0]) if pack else None
         try:
             host, wall = bench(fn, args.iters, args.batch, sync, time.thread_time if args.cpu_time else time.perf_counter)
         except Exception as e:  # one layer failing (e.g. an unsupported shape) must not hide the rest
-            print(f"{name:36s} failed: {type(e).__name__}: {e}")
+            print(f"{name:{w}s} failed: {type(e).__name__}: {e}")
             continue
         finally:
             if pack:
                 _C.torch_pack_bytes(previous)
         over = f"{host - raw:+9.2f}" if raw is not None else f"{'-':>9s}"
-        print(f"{name:36s} {host:9.2f} {wall:9.2f} {over}")
+        print(f"{name:{w}s} {host:9.2f} {wall:9.2f} {over}")
     if raw is None:
         print("over raw: not computed (pass --host-bench PATH/TO/fa_host_overhead or --raw-us X)")
     else:
