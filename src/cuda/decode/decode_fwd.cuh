@@ -98,6 +98,54 @@ CUTE_DEVICE void mask_packed(S& s, Coord const& coord, const core::Mask& mask, i
   }
 }
 
+// K and V of key block n of one (sequence, KV head) into the thread's partitions dk / dv of a
+// stage, for both decode tiles: one address per key row, through the block table when the cache
+// is paged (any page size, so pages are resolved per row, not per block); rows at or past k_len
+// are zero-filled. k_head / v_head: the cache's KV-head base; entry: the contiguous cache's entry
+// (cache_batch_idx); table: the sequence's block-table row or null.
+template <int kBlockN, class Element, class DK, class DV, class Coord>
+CUTE_DEVICE void load_kv_rows(const core::AttnParams& p, const Element* k_head, const Element* v_head,
+                              const int32_t* table, int64_t entry, int64_t k_len, int n, DK&& dk, DV&& dv,
+                              Coord const& coord) {
+  CUTE_UNROLL
+  for (int m = 0; m < size<1>(dk); ++m) {
+    const int64_t j = int64_t(n) * kBlockN + get<0>(coord(0, m, 0));
+    if (j < k_len) {
+      int64_t slot, pos;  // cache entry (or page) and row within it
+      if (table) {
+        // 32-bit division (a 64-bit one is a ~70-instruction call): the capacity and the page
+        // size are below 2^31 (validation).
+        const uint32_t ps = uint32_t(p.page_size), page = uint32_t(j) / ps;
+        slot = table[page];
+        pos = int64_t(uint32_t(j) - page * ps);
+      } else {
+        slot = entry;
+        pos = j;
+      }
+      const Element* ksrc = k_head + slot * p.k_str.batch + pos * p.k_str.row;
+      const Element* vsrc = v_head + slot * p.v_str.batch + pos * p.v_str.row;
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(dk); ++k) {
+        const int col = get<1>(coord(0, m, k));
+        SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
+            *reinterpret_cast<const cute::uint128_t*>(ksrc + col),
+            *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dk(0, m, k))));
+        SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
+            *reinterpret_cast<const cute::uint128_t*>(vsrc + col),
+            *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dv(0, m, k))));
+      }
+    } else {
+      // Zeros, not stale data: masked keys must hold finite scores, and P = 0 times a V row
+      // must be 0, not NaN.
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(dk); ++k) {
+        *reinterpret_cast<uint4*>(raw_pointer_cast(&dk(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(raw_pointer_cast(&dv(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+  }
+}
+
 template <typename Traits>
 __global__ void __launch_bounds__(Traits::kNThreads, 2)
     decode_fwd_kernel(const core::AttnParams p, const DecodeArgs a) {
@@ -176,51 +224,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
     }
   }
 
-  // K and V of key block n into a stage: one address per key row, through the block table when
-  // the cache is paged (any page size, so pages are resolved per row, not per block).
+  // K and V of key block n into a stage (load_kv_rows).
   auto load_kv = [&](int stage, int n) {
-    Tensor sk = sK(stage);
-    Tensor sv = sV(stage);
-    Tensor dk = gmem_thr.partition_D(sk);
-    Tensor dv = gmem_thr.partition_D(sv);
     Tensor coord = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-    CUTE_UNROLL
-    for (int m = 0; m < size<1>(dk); ++m) {
-      const int64_t j = int64_t(n) * kBlockN + get<0>(coord(0, m, 0));
-      if (j < k_len) {
-        int64_t slot, pos;  // cache entry (or page) and row within it
-        if (table) {
-          // 32-bit division (a 64-bit one is a ~70-instruction call): the capacity and the page
-          // size are below 2^31 (validation).
-          const uint32_t ps = uint32_t(p.page_size), page = uint32_t(j) / ps;
-          slot = table[page];
-          pos = int64_t(uint32_t(j) - page * ps);
-        } else {
-          slot = entry;
-          pos = j;
-        }
-        const Element* ksrc = k_head + slot * p.k_str.batch + pos * p.k_str.row;
-        const Element* vsrc = v_head + slot * p.v_str.batch + pos * p.v_str.row;
-        CUTE_UNROLL
-        for (int k = 0; k < size<2>(dk); ++k) {
-          const int col = get<1>(coord(0, m, k));
-          SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
-              *reinterpret_cast<const cute::uint128_t*>(ksrc + col),
-              *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dk(0, m, k))));
-          SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
-              *reinterpret_cast<const cute::uint128_t*>(vsrc + col),
-              *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dv(0, m, k))));
-        }
-      } else {
-        // Zeros, not stale data: masked keys must hold finite scores, and P = 0 times a V row
-        // must be 0, not NaN.
-        CUTE_UNROLL
-        for (int k = 0; k < size<2>(dk); ++k) {
-          *reinterpret_cast<uint4*>(raw_pointer_cast(&dk(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
-          *reinterpret_cast<uint4*>(raw_pointer_cast(&dv(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
-        }
-      }
-    }
+    load_kv_rows<kBlockN>(p, k_head, v_head, table, entry, k_len, n, gmem_thr.partition_D(sK(stage)),
+                          gmem_thr.partition_D(sV(stage)), coord);
   };
 
   // ---- MMA partitions ------------------------------------------------------------------------

@@ -120,45 +120,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
 
   typename Traits::GmemCopyQKV gmem_copy;
   auto gmem_thr = gmem_copy.get_thread_slice(tid);
-  // decode_fwd_kernel's load_kv: one address per key row, paged through the block table, rows
-  // past k_len zero-filled.
+  // K and V of key block n into a stage (load_kv_rows, shared with decode_fwd_kernel).
   auto load_kv = [&](int stage, int n) {
-    Tensor dk = gmem_thr.partition_D(sK(stage));
-    Tensor dv = gmem_thr.partition_D(sV(stage));
     Tensor coord = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-    CUTE_UNROLL
-    for (int m = 0; m < size<1>(dk); ++m) {
-      const int64_t j = int64_t(n) * kBlockN + get<0>(coord(0, m, 0));
-      if (j < k_len) {
-        int64_t slot, pos;
-        if (table) {
-          const uint32_t ps = uint32_t(p.page_size), page = uint32_t(j) / ps;
-          slot = table[page];
-          pos = int64_t(uint32_t(j) - page * ps);
-        } else {
-          slot = entry;
-          pos = j;
-        }
-        const Element* ksrc = k_head + slot * p.k_str.batch + pos * p.k_str.row;
-        const Element* vsrc = v_head + slot * p.v_str.batch + pos * p.v_str.row;
-        CUTE_UNROLL
-        for (int k = 0; k < size<2>(dk); ++k) {
-          const int col = get<1>(coord(0, m, k));
-          SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
-              *reinterpret_cast<const cute::uint128_t*>(ksrc + col),
-              *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dk(0, m, k))));
-          SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(
-              *reinterpret_cast<const cute::uint128_t*>(vsrc + col),
-              *reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dv(0, m, k))));
-        }
-      } else {
-        CUTE_UNROLL
-        for (int k = 0; k < size<2>(dk); ++k) {
-          *reinterpret_cast<uint4*>(raw_pointer_cast(&dk(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
-          *reinterpret_cast<uint4*>(raw_pointer_cast(&dv(0, m, k))) = make_uint4(0u, 0u, 0u, 0u);
-        }
-      }
-    }
+    load_kv_rows<kBlockN>(p, k_head, v_head, table, entry, k_len, n, gmem_thr.partition_D(sK(stage)),
+                          gmem_thr.partition_D(sV(stage)), coord);
   };
 
   // ---- one warp's MMA partitions over its key slice -------------------------------------------
