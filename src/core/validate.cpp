@@ -174,6 +174,20 @@ Status check_cu_seqlens_host(const int32_t* cu, int64_t n, int64_t total, const 
   return Status::success();
 }
 
+// The share of AttnParams both entry forms take straight from q and the head counts: dtype,
+// device, batch, heads, head dim.
+void fill_sizes(const fa_tensor& q, int64_t batch, int64_t hq, int64_t hk, int64_t head_dim, AttnParams* r) {
+  r->dtype = q.dtype == FA_DTYPE_FLOAT32   ? DType::F32
+             : q.dtype == FA_DTYPE_FLOAT16 ? DType::F16
+                                           : DType::BF16;
+  r->is_cuda = q.device == FA_DEVICE_CUDA;
+  r->device_id = q.device_id;
+  r->batch = int(batch);
+  r->heads_q = int(hq);
+  r->heads_kv = int(hk);
+  r->head_dim = int(head_dim);
+}
+
 // The options' share of AttnParams (head_dim must be set): scale resolved, causal folded into
 // window_right = 0.
 void fill_options(const fa_options& opt, AttnParams* r) {
@@ -357,15 +371,7 @@ Status make_params(const CallArgs& a, AttnParams* p) {
 
   // Fill the runtime description.
   AttnParams r;
-  r.dtype = q.dtype == FA_DTYPE_FLOAT32   ? DType::F32
-            : q.dtype == FA_DTYPE_FLOAT16 ? DType::F16
-                                          : DType::BF16;
-  r.is_cuda = q.device == FA_DEVICE_CUDA;
-  r.device_id = q.device_id;
-  r.batch = int(batch);
-  r.heads_q = int(hq);
-  r.heads_kv = int(hk);
-  r.head_dim = int(head_dim);
+  fill_sizes(q, batch, hq, hk, head_dim, &r);
   r.seqlen_q = nq;
   r.seqlen_k = nk;
   r.total_q = total_q;
@@ -580,15 +586,7 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
   }
 
   AttnParams r;
-  r.dtype = q.dtype == FA_DTYPE_FLOAT32   ? DType::F32
-            : q.dtype == FA_DTYPE_FLOAT16 ? DType::F16
-                                          : DType::BF16;
-  r.is_cuda = q.device == FA_DEVICE_CUDA;
-  r.device_id = q.device_id;
-  r.batch = int(batch);
-  r.heads_q = int(hq);
-  r.heads_kv = int(hk);
-  r.head_dim = int(head_dim);
+  fill_sizes(q, batch, hq, hk, head_dim, &r);
   r.seqlen_q = nq;
   r.seqlen_k = capacity;
   r.total_q = batch * nq;
