@@ -167,6 +167,16 @@ class Unsupported(Exception):
     pass
 
 
+def check_status(lib, st):
+    """Raises Unsupported (the call cannot be served here) or RuntimeError unless st is FA_OK."""
+    if st == FA_OK:
+        return
+    msg = lib.fa_last_error().decode()
+    if st == FA_ERROR_UNSUPPORTED:
+        raise Unsupported(msg)
+    raise RuntimeError(f"flashattn status {st}: {msg}")
+
+
 def tensor_desc(t):
     d = FaTensor()
     d.data = t.data_ptr()
@@ -207,12 +217,7 @@ class Ours:
         self.workspace_bytes = size.value
 
     def check(self, st):
-        if st == FA_OK:
-            return
-        msg = self.lib.fa_last_error().decode()
-        if st == FA_ERROR_UNSUPPORTED:
-            raise Unsupported(msg)
-        raise RuntimeError(f"flashattn status {st}: {msg}")
+        check_status(self.lib, st)
 
     def forward(self, i):
         d = self.sets[i]

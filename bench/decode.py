@@ -37,7 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
-from compare import FA_BACKEND_CUDA, FA_ERROR_UNSUPPORTED, FA_OK, FaOptions, FaTensor, load_library, \
+from compare import FA_BACKEND_CUDA, FaOptions, FaTensor, check_status, load_library, \
     tensor_desc, time_calls  # noqa: E402
 
 compare.FA_DTYPE.setdefault("int32", 4)  # FA_DTYPE_INT32: block tables (tensor_desc reads this dict)
@@ -55,10 +55,6 @@ def declare_kvcache(lib):
     lib.fa_kvcache_forward.argtypes = [T, K, T, T, O]
     lib.fa_kvcache_workspace_size.restype = ctypes.c_int
     lib.fa_kvcache_workspace_size.argtypes = [T, K, O, ctypes.POINTER(ctypes.c_size_t)]
-
-
-class Unsupported(Exception):
-    pass
 
 
 class OursDecode:
@@ -94,12 +90,7 @@ class OursDecode:
         self.workspace_bytes = size.value
 
     def check(self, st):
-        if st == FA_OK:
-            return
-        msg = self.lib.fa_last_error().decode()
-        if st == FA_ERROR_UNSUPPORTED:
-            raise Unsupported(msg)
-        raise RuntimeError(f"flashattn status {st}: {msg}")
+        check_status(self.lib, st)
 
     def call(self, i):
         d, kv = self.calls[i]
