@@ -17,7 +17,7 @@ namespace fa::cuda {
 // Declarations of every instance's launcher and of each family's workspace function.
 namespace inst {
 #define FA_WORKSPACE(fn) size_t fn(const core::AttnParams&);
-#define FA_KERNEL(name, algo, pass, min_sm, max_sm, dtype, hd, masked, softcap, ws) \
+#define FA_KERNEL(name, algo, pass, min_sm, max_sm, dtype, out, hd, masked, softcap, ws) \
   core::Status name(const core::AttnParams&, cudaStream_t, void*);
 #include "cuda/instances/registry.inc"
 #undef FA_KERNEL
@@ -30,8 +30,9 @@ const std::vector<KernelEntry>& table() {
   using core::DType;
   static const std::vector<KernelEntry> t = {
 #define FA_WORKSPACE(fn)
-#define FA_KERNEL(name, algo, pass, min_sm, max_sm, dtype, hd, masked, softcap, ws) \
-  KernelEntry{#name, algo, Pass::pass, min_sm, max_sm, DType::dtype, hd, masked, softcap, &inst::name, ws},
+#define FA_KERNEL(name, algo, pass, min_sm, max_sm, dtype, out, hd, masked, softcap, ws)    \
+  KernelEntry{#name, algo, Pass::pass, min_sm, max_sm, DType::dtype, DType::out, hd, masked, \
+              softcap, &inst::name, ws},
 #include "cuda/instances/registry.inc"
 #undef FA_KERNEL
 #undef FA_WORKSPACE
@@ -186,12 +187,11 @@ size_t workspace_of(const KernelEntry* e, const core::AttnParams& p) {
 // A kernel may still decline a request its table key matched (e.g. TMA needs 16-byte aligned
 // rows); it then returns "unsupported" before enqueuing anything, and under AUTO the next
 // generation serves the call.
-core::Status run(const core::AttnParams& p, Pass pass) {
-  if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
-  // Launch failures are read back with cudaGetLastError(): an error this thread left pending
-  // before the call would be reported as ours and cleared. Refuse instead, naming it and leaving
-  // it in place for the code that caused it. cudaErrorNotReady (a stream/event query's "still
-  // running", which some runtimes record) is no error: it is cleared and the call proceeds.
+// Launch failures are read back with cudaGetLastError(): an error this thread left pending
+// before the call would be reported as ours and cleared. Refuse instead, naming it and leaving
+// it in place for the code that caused it. cudaErrorNotReady (a stream/event query's "still
+// running", which some runtimes record) is no error: it is cleared and the call proceeds.
+core::Status refuse_pending_error() {
   cudaError_t pending = cudaPeekAtLastError();
   if (pending == cudaErrorNotReady) {
     (void)cudaGetLastError();
@@ -202,6 +202,12 @@ core::Status run(const core::AttnParams& p, Pass pass) {
                                cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending) +
                                "); nothing was launched. Clear it with cudaGetLastError() (if it is "
                                "sticky, the context must be reset)"};
+  return core::Status::success();
+}
+
+core::Status run(const core::AttnParams& p, Pass pass) {
+  if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
+  FA_RETURN_IF_ERROR(refuse_pending_error());
   DeviceGuard guard(p.device_id);
   Candidates cands;
   FA_RETURN_IF_ERROR(candidates(p, pass, device_sm(p.device_id), &cands));
@@ -309,5 +315,31 @@ core::Status kvcache_workspace_size(const core::AttnParams& p, size_t* bytes) {
 }
 core::Status kvcache_forward(const core::AttnParams& p) { return run(p, Pass::Decode); }
 core::Status backward(const core::AttnParams& p) { return run(p, Pass::Backward); }
+
+// The FP8 forward's kernel (F8E4M3 entries, keyed also by the output dtype). The quantised inputs
+// have one layout (core/fp8.hpp), so there is no fallback generation: FA3 on sm90a or nothing.
+// The least general instance that fits, as for the 16-bit forward.
+core::Status fp8_attention(const core::AttnParams& p8) {
+  if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
+  FA_RETURN_IF_ERROR(refuse_pending_error());
+  DeviceGuard guard(p8.device_id);
+  const int sm = device_sm(p8.device_id);
+  const bool mask = needs_mask(p8);
+  const KernelEntry* best = nullptr;
+  for (const KernelEntry& e : table()) {
+    if (e.pass != Pass::Forward || e.dtype != core::DType::F8E4M3 ||
+        e.out_dtype != p8.out_dtype || e.head_dim != p8.head_dim)
+      continue;
+    if (sm < e.min_sm || sm > e.max_sm || (mask && !e.masked)) continue;
+    if (!best || int(e.masked) < int(best->masked)) best = &e;
+  }
+  if (!best)
+    return core::unsupported(std::string("no CUDA fp8 forward kernel for head_dim ") +
+                             std::to_string(p8.head_dim) + ", output " + core::dtype_name(p8.out_dtype) +
+                             (mask ? ", masked" : "") + " on sm_" + std::to_string(sm) +
+                             " (the fp8 kernels are sm90a only; not built, or filtered out of this build)");
+  if (p8.batch == 0 || p8.seqlen_q == 0) return core::Status::success();
+  return best->launch(p8, static_cast<cudaStream_t>(p8.stream), nullptr);
+}
 
 }  // namespace fa::cuda

@@ -26,6 +26,7 @@ struct KernelEntry {
   int min_sm;      // compute capability x10 the instance needs (80, 90)
   int max_sm;      // and the highest it is built to run on (sm90a code runs only on 90)
   core::DType dtype;
+  core::DType out_dtype;  // O's element type: dtype, except for F8E4M3 inputs (BF16 or F16 out)
   int head_dim;    // exact head dim the instance is compiled for
   bool masked;     // handles causal / sliding-window masks (false: no-mask fast path only)
   bool softcap;    // handles softcap (false: softcap must be 0)
