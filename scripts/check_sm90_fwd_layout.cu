@@ -10,7 +10,16 @@
 // o_stsm_offset(L's row, j) (bytes); matrix q = k % 4 of that instruction is addressed by lanes 8q..8q+7
 // (row r of the matrix by lane 8q + r), and thread t's register goes to row t / 4, elements
 // 2 (t % 4), +1. The check recomputes where that puts each value and compares with the address of
-// (row - 64 · warpgroup, col) in CuTe's swizzled SmemLayoutOHalf.
+// (row - 64 · warpgroup, col) in CuTe's swizzled SmemLayoutOHalf. The same for the FP8 kernels'
+// O staging (e4m3 inputs, bf16/fp16 O: the layout is built from the output type).
+//
+// FP8 P fragment (check_p_fp8): the fp8 kernel converts its S accumulator in place into the e4m3
+// A fragment of the k32 P·V wgmma, register reg byte b <- accumulator value p_fp8_source(reg, b),
+// relying on Vᵀ's keys being permuted within each 32-key chunk (core::fp8::vt_key). For every
+// consumer thread and every A value (CuTe's partition_A of the P·V TiledMma gives its (row, k)),
+// the accumulator value it is taken from (CuTe's partition_C of the Q·Kᵀ TiledMma gives its
+// (row, column)) must be the same row and the S column of the key that Vᵀ stores at k:
+// 32 (k / 32) + vt_key(k % 32); every accumulator value must be used exactly once.
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,10 +28,9 @@
 using namespace cute;
 using namespace fa::cuda::sm90;
 
-template <int D, bool kMasked>
-int check() {
-  using T = cutlass::bfloat16_t;
-  using K = FwdKernel<T, D, kMasked, kMasked>;
+template <int D, bool kMasked, class K = FwdKernel<cutlass::bfloat16_t, D, kMasked, kMasked>>
+int check(const char* what = "") {
+  using T = typename K::OutElementC;
   static_assert(K::kTmaStoreO, "only instances with the TMA-store epilogue stage O in shared memory");
   using L = typename K::SmemLayoutOHalf;
   T* mem = static_cast<T*>(std::aligned_alloc(1024, cosize_v<L> * sizeof(T)));
@@ -52,7 +60,45 @@ int check() {
   for (int k = 0; k < D / 4; ++k)
     if (&r(2 * k + 1) != &r(2 * k) + 1 && bad++ < 5) printf("d%d: values %d, %d not adjacent\n", D, 2 * k, 2 * k + 1);
   std::free(mem);
-  printf("d%d%s: %s\n", D, kMasked ? " masked" : "", bad ? "MISMATCH" : "ok");
+  printf("d%d%s%s: %s\n", D, kMasked ? " masked" : "", what, bad ? "MISMATCH" : "ok");
+  return bad ? 1 : 0;
+}
+
+template <int D, bool kMasked, class Out>
+using Fp8Kernel = FwdKernel<cutlass::float_e4m3_t, D, kMasked, false, fwd_feature::kAll, Out>;
+
+template <int D, bool kMasked>
+int check_p_fp8() {
+  using K = Fp8Kernel<D, kMasked, cutlass::bfloat16_t>;
+  constexpr int M = K::kBlockM, N = K::kBlockN;
+  typename K::TiledMmaQK mma_qk;
+  typename K::TiledMmaPV mma_pv;
+  int bad = 0;
+  for (int tid = 0; tid < K::kConsumerThreads; ++tid) {
+    Tensor cS = mma_qk.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<M>, Int<N>>{}));
+    Tensor cA = mma_pv.get_thread_slice(tid).partition_A(make_identity_tensor(Shape<Int<M>, Int<N>>{}));
+    // The kernel's register tensor must have CuTe's A-fragment shape, so that index a of both is
+    // the same (value, m, k-block) coordinate.
+    static_assert(std::is_same_v<decltype(shape(cA)), decltype(shape(typename K::PFragFp8{}))>,
+                  "P fragment shape differs from the P·V wgmma's A partition");
+    static_assert(size(decltype(cS){}) == size(decltype(cA){}), "S and P value counts differ");
+    bool used[N] = {};
+    for (int a = 0; a < int(size(cA)); ++a) {
+      const int src = K::p_fp8_source(a / 4, a % 4);
+      if (src < 0 || src >= int(size(cS)) || used[src]) {
+        if (bad++ < 5) printf("fp8 d%d: tid %d value %d: source %d out of range or reused\n", D, tid, a, src);
+        continue;
+      }
+      used[src] = true;
+      const int m = get<0>(cA(a)), k = get<1>(cA(a));
+      const int row = get<0>(cS(src)), col = get<1>(cS(src));
+      const int key = 32 * (k / 32) + fa::core::fp8::vt_key(k % 32);
+      if ((row != m || col != key) && bad++ < 5)
+        printf("fp8 d%d: tid %d A value %d (row %d, k %d -> key %d) takes S (row %d, col %d)\n", D, tid, a,
+               m, k, key, row, col);
+    }
+  }
+  printf("fp8 d%d%s P fragment: %s\n", D, kMasked ? " masked" : "", bad ? "MISMATCH" : "ok");
   return bad ? 1 : 0;
 }
 
@@ -63,5 +109,12 @@ int main() {
   bad += check<96, false>();
   bad += check<128, false>();
   bad += check<128, true>();
+  // fp8: d64 and d128 stage O (bf16 / fp16) for the TMA store; d256 stores directly.
+  bad += check<64, false, Fp8Kernel<64, false, cutlass::bfloat16_t>>(" fp8->bf16");
+  bad += check<128, true, Fp8Kernel<128, true, cutlass::half_t>>(" fp8->fp16");
+  static_assert(!Fp8Kernel<256, false, cutlass::bfloat16_t>::kTmaStoreO, "fp8 d256: see fwd_tile_config.hpp");
+  bad += check_p_fp8<64, false>();
+  bad += check_p_fp8<128, true>();
+  bad += check_p_fp8<256, false>();
   return bad ? 1 : 0;
 }

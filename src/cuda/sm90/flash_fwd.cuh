@@ -211,9 +211,30 @@ static_assert((FA_SM90_FWD_MASK_SPLIT & 1) == 0,
 #endif
 static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, "0, 1 or 2");
 
+// K-major shared-memory swizzle atom of a row of kCols elements of T: the widest swizzle whose
+// byte width (128/64/32) divides the row's bytes. Written in bytes so that 1-byte (fp8) rows of
+// 128 elements take the 128-byte swizzle, as 2-byte rows of 64 elements do.
+template <class T, int kCols>
+using KMajorSmemAtom = std::conditional_t<
+    kCols * int(sizeof(T)) % 128 == 0, cute::GMMA::Layout_K_SW128_Atom<T>,
+    std::conditional_t<kCols * int(sizeof(T)) % 64 == 0, cute::GMMA::Layout_K_SW64_Atom<T>,
+                       cute::GMMA::Layout_K_SW32_Atom<T>>>;
+
+// Element: the inputs' type (bf16, fp16, or e4m3 for the FP8 forward); OutElement: O's type (the
+// same for 16-bit inputs, bf16 or fp16 for e4m3).
 template <typename Element, int kHeadDim, bool kMasked, bool kSoftcap,
-          unsigned kFeatures = fwd_feature::kAll>
+          unsigned kFeatures = fwd_feature::kAll, typename OutElement = Element>
 struct FwdKernel {
+  // FP8 forward (core/fp8.hpp, FA3 §3.3): e4m3 Q, K and Vᵀ with per-block scales. Differences from
+  // the 16-bit path, all compile-time: V arrives transposed (Vᵀ, K-major for the 8-bit P·V
+  // wgmma) and P is converted in place into that wgmma's A fragment (p_fp8_source); the softmax
+  // keeps its max in log2-scaled units because each key block has its own scale; the epilogue
+  // multiplies O by V's scale. No softcap, GQA packing, varlen or ablations (the host rejects them).
+  static constexpr bool kFp8 = std::is_same_v<Element, cutlass::float_e4m3_t>;
+  static_assert(kFp8 ? (!kSoftcap && (std::is_same_v<OutElement, cutlass::bfloat16_t> ||
+                                      std::is_same_v<OutElement, cutlass::half_t>))
+                     : std::is_same_v<OutElement, Element>,
+                "fp8: bf16/fp16 output, no softcap; 16-bit: O has the inputs' type");
   static constexpr bool kIntraWgOverlap = (kFeatures & fwd_feature::kIntraWgOverlap) != 0;
   static constexpr bool kPingPong = (kFeatures & fwd_feature::kPingPong) != 0;
   static constexpr bool kPersistent = (kFeatures & fwd_feature::kPersistent) != 0;
@@ -224,11 +245,12 @@ struct FwdKernel {
   // GQA packing needs the TMA producer warpgroup (the rank-5 Q map). The cp.async and
   // non-specialised ablations never pack, and compile the packing arithmetic out: the latter
   // runs at 255 registers, where the packed Q load in its mainloop made it spill.
-  static constexpr bool kCanPack = kTmaLoad && kWarpSpecialised;
+  static constexpr bool kCanPack = kTmaLoad && kWarpSpecialised && !kFp8;
 
-  using Tile = FwdTile<kHeadDim, kMasked>;
+  using Tile = std::conditional_t<kFp8, FwdTileFp8<kHeadDim, kMasked>, FwdTile<kHeadDim, kMasked>>;
   static constexpr int kHeadDimC = kHeadDim;
   static constexpr bool kMaskedC = kMasked;
+  using OutElementC = OutElement;
   static constexpr bool kEarlyQRelease = FA_SM90_FWD_EARLY_Q_RELEASE != 0;  // see fwd_tile_config.hpp
   static constexpr int kBlockM = Tile::kBlockM;
   static constexpr int kBlockN = Tile::kBlockN;
@@ -261,10 +283,11 @@ struct FwdKernel {
 #endif
   using TiledMmaQK = decltype(cute::make_tiled_mma(MmaAtomQK{}, AtomLayout{}));
   // P·V: A = P (registers, K-major by construction), B = V whose K mode (the key index) is not
-  // the contiguous one in shared memory: MN-major.
+  // the contiguous one in shared memory: MN-major. fp8: 8-bit wgmma takes B only K-major, so V
+  // is loaded as Vᵀ (core/fp8.hpp), whose key index is contiguous.
   using TiledMmaPV = decltype(cute::make_tiled_mma(
       cute::GMMA::rs_op_selector<Element, Element, float, TileShapePV, cute::GMMA::Major::K,
-                                 cute::GMMA::Major::MN>(),
+                                 kFp8 ? cute::GMMA::Major::K : cute::GMMA::Major::MN>(),
       AtomLayout{}));
   // One atom per warpgroup row-block spans the whole key block / head dim: fails where the tile
   // needs an extended shape that FA_SM90_FWD_NEEDS_EXT_MMA (fwd_tile_config.hpp) did not enable.
@@ -277,36 +300,57 @@ struct FwdKernel {
                 "wgmma atom narrower than the tile: extended MMA shapes needed (fwd_tile_config.hpp)");
 #endif
 
-  // K-major swizzle atom: the widest swizzle whose row (64/32/16 elements) divides the head dim.
-  using SmemAtom = std::conditional_t<
-      kHeadDim % 64 == 0, cute::GMMA::Layout_K_SW128_Atom<Element>,
-      std::conditional_t<kHeadDim % 32 == 0, cute::GMMA::Layout_K_SW64_Atom<Element>,
-                         cute::GMMA::Layout_K_SW32_Atom<Element>>>;
+  // fp8 P: the e4m3 A fragment of the k32 RS wgmma, kBlockN / 8 32-bit registers per thread in
+  // CuTe's ALayout_64x32 order, values (4, 2, 2) per k-block = (k + 1, row + 8, k + 16), i.e.
+  // register 4kb + 2h + r8 holds k = 32kb + 16h + 4t + (0..3) of row r + 8·r8 (t: lane % 4).
+  using PFragFp8 = cute::Layout<cute::Shape<cute::Shape<cute::_4, cute::_2, cute::_2>, cute::_1,
+                                            cute::Int<kBlockN / 32>>>;
+  // The S accumulator value (flat index into the m64nNk32 C fragment: column pair e, row + 8 r8,
+  // 8-column group j at e + 2 r8 + 4 j) that becomes byte b of P register `reg`. The S columns a
+  // thread holds, 8j + 2t + e, are not the k indices the A fragment wants, 4t + i (+ 16); instead
+  // of moving bytes between lanes, Vᵀ's keys are stored permuted within each 32-key chunk
+  // (core::fp8::vt_key): A's k = 32kb + s multiplies the V row of key 32kb + vt_key(s), which is
+  // exactly the S column taken here: j = 4kb + 2h + (b >> 1), e = b & 1.
+  // Checked against CuTe's partitions by scripts/check_sm90_fwd_layout.cu.
+  CUTE_HOST_DEVICE static constexpr int p_fp8_source(int reg, int b) {
+    const int r8 = reg & 1, h = (reg >> 1) & 1, kb = reg >> 2;
+    return 4 * (4 * kb + 2 * h + (b >> 1)) + 2 * r8 + (b & 1);
+  }
+
+  // K-major swizzle atom of Q and K rows (the head dim).
+  using SmemAtom = KMajorSmemAtom<Element, kHeadDim>;
   using SmemLayoutQ =
       decltype(cute::tile_to_shape(SmemAtom{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{}));
   using SmemLayoutKV = decltype(cute::tile_to_shape(
       SmemAtom{}, cute::Shape<cute::Int<kBlockN>, cute::Int<kHeadDim>, cute::Int<kStages>>{}));
   // Columns of one swizzle atom: SmemLayoutQ stores the head dim in chunks of this many columns,
   // each chunk kBlockM rows × one 16/32/64/128-byte row (the packed Q load writes chunk by chunk).
-  static constexpr int kSwizzleBytes = kHeadDim % 64 == 0 ? 128 : (kHeadDim % 32 == 0 ? 64 : 32);
+  static constexpr int kRowBytes = kHeadDim * int(sizeof(Element));
+  static constexpr int kSwizzleBytes = kRowBytes % 128 == 0 ? 128 : (kRowBytes % 64 == 0 ? 64 : 32);
   static constexpr int kSwizzleCols = kSwizzleBytes / int(sizeof(Element));
   static_assert(SmemLayoutQ{}.layout_b()(cute::make_coord(1, 0)) == kSwizzleCols &&
                     (kHeadDim == kSwizzleCols ||
                      SmemLayoutQ{}.layout_b()(cute::make_coord(0, kSwizzleCols)) == kBlockM * kSwizzleCols),
                 "the packed Q load assumes row-contiguous column chunks in SmemLayoutQ");
-  // V seen as (head dim, key, stage): the B operand of P·V. Same bytes, transposed view.
-  using SmemLayoutVt = decltype(cute::composition(
+  // V seen as (head dim, key, stage): the B operand of P·V. 16-bit: the same bytes as the loaded
+  // V rows, a transposed view. fp8: Vᵀ as loaded, keys contiguous (K-major, 128 keys = 128 bytes).
+  using SmemLayoutVtView = decltype(cute::composition(
       SmemLayoutKV{},
       cute::make_ordered_layout(cute::Shape<cute::Int<kHeadDim>, cute::Int<kBlockN>, cute::Int<kStages>>{},
                                 cute::Step<cute::_2, cute::_1, cute::_3>{})));
+  using SmemLayoutVtFp8 = decltype(cute::tile_to_shape(
+      KMajorSmemAtom<Element, kBlockN>{},
+      cute::Shape<cute::Int<kHeadDim>, cute::Int<kBlockN>, cute::Int<kStages>>{}));
+  using SmemLayoutVt = std::conditional_t<kFp8, SmemLayoutVtFp8, SmemLayoutVtView>;
+  using SmemLayoutV = std::conditional_t<kFp8, SmemLayoutVtFp8, SmemLayoutKV>;  // as TMA writes it
   // One consumer warpgroup's 64 output rows: each warpgroup stages and stores its own half, so
   // neither waits for the other (they run half a GEMM apart under ping-pong).
   using SmemLayoutOHalf = decltype(cute::tile_to_shape(
-      SmemAtom{}, cute::Shape<cute::Int<kWgRows>, cute::Int<kHeadDim>>{}));
+      KMajorSmemAtom<OutElement, kHeadDim>{}, cute::Shape<cute::Int<kWgRows>, cute::Int<kHeadDim>>{}));
 
   static constexpr uint32_t kBytesQ = kBlockM * kHeadDim * sizeof(Element);
   static constexpr uint32_t kBytesKV = kBlockN * kHeadDim * sizeof(Element);
-  static constexpr uint32_t kBytesO = kBlockM * kHeadDim * sizeof(Element);
+  static constexpr uint32_t kBytesO = kBlockM * kHeadDim * sizeof(OutElement);
   // The TMA-store epilogue needs its own O buffer (reusing Q's would hold the next tile's Q load
   // until the store has read it, which is the overlap the persistent loop exists for). d192/d256
   // have no room for it (tile table): they keep the direct stores (O in global memory directly).
@@ -339,16 +383,21 @@ struct FwdKernel {
   using TmaKV = decltype(cute::make_tma_copy(
       cute::SM90_TMA_LOAD{}, cute::make_tensor(cute::make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemLayout{}),
       cute::take<0, 2>(SmemLayoutKV{}), cute::Shape<cute::Int<kBlockN>, cute::Int<kHeadDim>>{}, cute::_1{}));
+  // fp8 Vᵀ as TMA sees it: (head dim, key, KV head, batch), keys contiguous; (kHeadDim, kBlockN) boxes.
+  using TmaVt = decltype(cute::make_tma_copy(
+      cute::SM90_TMA_LOAD{}, cute::make_tensor(cute::make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemLayout{}),
+      cute::take<0, 2>(SmemLayoutVtFp8{}), cute::Shape<cute::Int<kHeadDim>, cute::Int<kBlockN>>{}, cute::_1{}));
+  using TmaV = std::conditional_t<kFp8, TmaVt, TmaKV>;
   using TmaO = std::conditional_t<
       kTmaStoreO,
       decltype(cute::make_tma_copy(
-          cute::SM90_TMA_STORE{}, cute::make_tensor(cute::make_gmem_ptr(static_cast<Element*>(nullptr)), GmemLayout{}),
+          cute::SM90_TMA_STORE{}, cute::make_tensor(cute::make_gmem_ptr(static_cast<OutElement*>(nullptr)), GmemLayout{}),
           SmemLayoutOHalf{}, cute::Shape<cute::Int<kWgRows>, cute::Int<kHeadDim>>{}, cute::_1{})),
       NoTmaO>;
 
   struct NoSmemO {};
   using SmemO = std::conditional_t<
-      kTmaStoreO, cute::array_aligned<Element, kConsumerWGs * cute::cosize_v<SmemLayoutOHalf>, 1024>, NoSmemO>;
+      kTmaStoreO, cute::array_aligned<OutElement, kConsumerWGs * cute::cosize_v<SmemLayoutOHalf>, 1024>, NoSmemO>;
 
   using PipeQ = std::conditional_t<kTmaLoad, PipelineTma<kQStages>, PipelineCpAsync<kQStages>>;
   using PipeKV = std::conditional_t<kTmaLoad, PipelineTma<kStages>, PipelineCpAsync<kStages>>;
@@ -357,7 +406,7 @@ struct FwdKernel {
   struct SharedStorage {
     cute::array_aligned<Element, kQStages * cute::cosize_v<SmemLayoutQ>, 1024> q;  // kQStages slots
     cute::array_aligned<Element, cute::cosize_v<SmemLayoutKV>, 1024> k;
-    cute::array_aligned<Element, cute::cosize_v<SmemLayoutKV>, 1024> v;
+    cute::array_aligned<Element, cute::cosize_v<SmemLayoutV>, 1024> v;
     SmemO o;
     // Q is a kQStages-slot ring (one slot per tile): a slot is reloaded once the consumers' last
     // Q·Kᵀ of the tile that used it has retired.
@@ -376,17 +425,17 @@ struct FwdKernel {
 
   using Scheduler = sched::StaticLptScheduler;
   // Online softmax of a consumer thread's 2 rows (one m64 accumulator row-block per warpgroup).
-  using Softmax = OnlineSoftmax<2, (FA_SM90_FWD_TREE_REDUCE & head_dim_bit(kHeadDim)) != 0>;
+  using Softmax = OnlineSoftmax<2, (FA_SM90_FWD_TREE_REDUCE & head_dim_bit(kHeadDim)) != 0, kFp8>;
   // FA_SM90_FWD_EPI_OVERLAP (fwd_tile_config.hpp): a tile's epilogue deferred until the next tile
   // of the CTA has issued its first Q·Kᵀ. Needs the overlapped mainloop and the producer warpgroup.
   static constexpr bool kEpiOverlap =
       ((kMasked ? FA_SM90_FWD_EPI_OVERLAP_MASKED : FA_SM90_FWD_EPI_OVERLAP) & head_dim_bit(kHeadDim)) != 0 &&
-      kIntraWgOverlap && kWarpSpecialised;
+      kIntraWgOverlap && kWarpSpecialised && !kFp8;
 
   struct Params {
     TmaQ tma_q;
     TmaKV tma_k;
-    TmaKV tma_v;
+    TmaV tma_v;
     TmaO tma_o;
     cute::Shape<int32_t, int32_t, int32_t, int32_t> shape_q, shape_k;
     core::AttnParams attn;
@@ -495,6 +544,11 @@ struct FwdKernel {
     return pack_shift_of(params) > 0 ? tc.head : tc.head / params.attn.group_size();
   }
 
+  // fp8 Vᵀ's extents as its TMA map has them: (head dim, padded keys, KV heads, batch).
+  CUTE_HOST_DEVICE static auto vt_shape(core::AttnParams const& p) {
+    return cute::make_shape(int32_t(kHeadDim), int32_t(p.vt_keys), int32_t(p.heads_kv), int32_t(p.batch));
+  }
+
   // Shared memory of Q ring position q_it.
   __device__ static Element* q_slot(SharedStorage& ss, int q_it) {
     return ss.q.data() + PipeQ::stage(q_it) * cute::cosize_v<SmemLayoutQ>;
@@ -536,7 +590,7 @@ struct FwdKernel {
     using namespace cute;
     const core::AttnParams& p = params.attn;
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
-    Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutKV{});
+    Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutV{});
     auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
 
     Scheduler scheduler(params.sched);
@@ -550,11 +604,18 @@ struct FwdKernel {
       const int head_kv = head_kv_of(params, tc);
 
       Tensor mK = params.tma_k.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
-      Tensor mV = params.tma_v.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
       Tensor gK = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mK), kv_tile,
                              make_coord(_, _0{}));  // (N, D, n_block)
-      Tensor gV = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mV), kv_tile,
-                             make_coord(_, _0{}));
+      Tensor gV = [&] {
+        if constexpr (kFp8) {  // Vᵀ (d, vt_keys): (D, N, n_block); batch form only
+          Tensor mVt = params.tma_v.get_tma_tensor(vt_shape(p))(_, _, head_kv, tma_batch);
+          return local_tile(mVt, Shape<Int<kHeadDim>, Int<kBlockN>>{}, make_coord(_0{}, _));
+        } else {
+          Tensor mV = params.tma_v.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
+          return local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mV), kv_tile,
+                            make_coord(_, _0{}));
+        }
+      }();
       // (tuples, not structured bindings: the loaders below capture them)
       auto tK = tma_partition(params.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
       auto tV = tma_partition(params.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
@@ -758,7 +819,7 @@ struct FwdKernel {
     int kv_it = 0, q_it = 0;  // same counters as the producer's
     // kEpiOverlap: a tile's converted O and LSE outlive consume_tile, whose next call stores them
     // once it has issued its own first Q·Kᵀ. Unused otherwise.
-    using TensorRO = decltype(cute::make_tensor<Element>(
+    using TensorRO = decltype(cute::make_tensor<OutElement>(
         cute::partition_fragment_C(TiledMmaPV{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{})
             .layout()));
     PendingEpilogue<TensorRO> pend;
@@ -826,8 +887,16 @@ struct FwdKernel {
     Tensor tOrV = thr_pv.partition_fragment_B(sVt);  // (MMA, MMA_N, MMA_K, stage)
     Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
     Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
-    Tensor rP = make_tensor<Element>(tSrS.layout());
-    Tensor tOrP = make_tensor(rP.data(), acc_as_a_operand_layout(tSrS.layout()));
+    // P for the P·V wgmma's A operand: 16-bit, the accumulator's own layout (same registers
+    // order); fp8, packed 4 per register in the k32 fragment order (PFragFp8, convert_p).
+    Tensor rP = [&] {
+      if constexpr (kFp8) return make_tensor<Element>(PFragFp8{});
+      else return make_tensor<Element>(tSrS.layout());
+    }();
+    Tensor tOrP = [&] {
+      if constexpr (kFp8) return make_tensor(rP.data(), PFragFp8{});
+      else return make_tensor(rP.data(), acc_as_a_operand_layout(tSrS.layout()));
+    }();
 
     Tensor s_rc = make_tensor(tSrS.data(), acc_rowcol_layout(tSrS.layout()));
     Tensor o_rc = make_tensor(tOrO.data(), acc_rowcol_layout(tOrO.layout()));
@@ -840,6 +909,31 @@ struct FwdKernel {
     static_assert(kRows == Softmax::kRowsC);
     Softmax softmax(scale_log2);
     float rescale_o[kRows];
+    // fp8 scales (core/fp8.hpp): this warpgroup's 64 rows are one Q scale block; K has one scale per
+    // key block (kBlockN = kKBlock), read from global one block ahead of its use (k_scale_next);
+    // V's one scale multiplies O in the epilogue. Unused (and compiled out) in the 16-bit kernels.
+    float c_q = 0.f, v_scale = 1.f, k_scale_next = 0.f;
+    const float* k_scale_row = nullptr;
+    if constexpr (kFp8) {
+      const int64_t bh_kv = int64_t(tc_main.batch) * p.heads_kv + tc_main.head / p.group_size();
+      const int64_t q_block = cute::min(int64_t(tc_main.m_block) * (kBlockM / kWgRows) + consumer_wg,
+                                        p.q_blocks - 1);
+      c_q = scale_log2 * __ldg(p.q_scale + (int64_t(tc_main.batch) * p.heads_q + tc_main.head) * p.q_blocks + q_block);
+      v_scale = __ldg(p.v_scale + bh_kv);
+      k_scale_row = p.k_scale + bh_kv * p.k_blocks;
+      if (n_blocks > 0) k_scale_next = __ldg(k_scale_row + n_block_max - 1);
+    }
+    // Folds key block n_block's scores into the softmax. fp8: its K scale (loaded the block
+    // before) into the exponent's factor, then the next block's scale loads under this softmax.
+    auto softmax_block = [&](int n_block) {
+      if constexpr (kFp8) {
+        const float c = c_q * k_scale_next;
+        k_scale_next = __ldg(k_scale_row + cute::max(n_block - 1, 0));
+        softmax.update_scaled(s_rc, rescale_o, c);
+      } else {
+        softmax.update(s_rc, rescale_o);
+      }
+    };
     // kEpiOverlap: zeroed after the previous tile's stores (below), so O's registers are free
     // while they run.
     if (!kEpiOverlap || n_blocks == 0) clear(tOrO);
@@ -861,9 +955,24 @@ struct FwdKernel {
     };
     auto convert_p = [&]() {
       constexpr int kN = decltype(size(tSrS))::value;
-      cutlass::NumericArrayConverter<Element, float, kN> conv;
-      *reinterpret_cast<cutlass::Array<Element, kN>*>(rP.data()) =
-          conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tSrS.data()));
+      if constexpr (kFp8) {
+        // In place: each register gathers 4 of the thread's own S values (p_fp8_source), no
+        // shuffles. The converter puts element 0 in the low byte, as the fragment wants.
+        cutlass::NumericArrayConverter<Element, float, 4> conv;
+        uint32_t* p32 = reinterpret_cast<uint32_t*>(rP.data());
+#pragma unroll
+        for (int reg = 0; reg < kN / 4; ++reg) {
+          cutlass::Array<float, 4> f;
+#pragma unroll
+          for (int b = 0; b < 4; ++b) f[b] = tSrS(p_fp8_source(reg, b));
+          const cutlass::Array<Element, 4> e = conv(f);
+          p32[reg] = reinterpret_cast<uint32_t const&>(e);
+        }
+      } else {
+        cutlass::NumericArrayConverter<Element, float, kN> conv;
+        *reinterpret_cast<cutlass::Array<Element, kN>*>(rP.data()) =
+            conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tSrS.data()));
+      }
     };
     // FA_SM90_FWD_EARLY_RESCALE (above): a compile-time constant unless the macro is 2.
     const bool early_rescale =
@@ -919,7 +1028,7 @@ struct FwdKernel {
         pipe_k.consumer_release(kv_it);
         if (kEarlyQRelease && n_blocks == 1) ss.pipe_q.consumer_release(q_it);  // its only Q·Kᵀ
         transform_and_mask(n_block_max - 1);
-        softmax.update(s_rc, rescale_o);
+        softmax_block(n_block_max - 1);
         convert_p();
         for (int it = 1; it < n_blocks; ++it) {
           const int n_block = n_block_max - 1 - it;
@@ -940,7 +1049,7 @@ struct FwdKernel {
           // The tile's last Q·Kᵀ has retired: nothing reads this Q slot any more.
           if (kEarlyQRelease && it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);
           transform_and_mask(n_block);
-          softmax.update(s_rc, rescale_o);  // P_it in tSrS; O's factor kept for after PV
+          softmax_block(n_block);  // P_it in tSrS; O's factor kept for after PV
           warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
           pipe_v.consumer_release(kv_it + it - 1);
           issue(2, it + 1);
@@ -973,7 +1082,7 @@ struct FwdKernel {
           pipe_k.consumer_release(kv_it + it);
           if (it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);  // last Q·Kᵀ retired
           transform_and_mask(n_block);
-          softmax.update(s_rc, rescale_o);
+          softmax_block(n_block);
           rescale();
           convert_p();
           wait_full(pipe_v, kv_it + it);
@@ -1013,20 +1122,25 @@ struct FwdKernel {
     const sched::TileCoord& tc = kKeepTile ? tc_main : tc_re;
     const TileWork& we = kKeepTile ? w : w_re;
     float lse[kRows];
-    Tensor rO = make_tensor<Element>(tOrO.layout());
-    epilogue_convert(softmax, tOrO, rO, lse);
+    Tensor rO = make_tensor<OutElement>(tOrO.layout());
+    epilogue_convert(softmax, tOrO, rO, lse, v_scale);
     epilogue_store(params, ss, tc, we, rO, lse, ctid);
   }
 
-  // Epilogue, first half: O / l → Element (rO) and the rows' LSE.
+  // Epilogue, first half: O / l → OutElement (rO) and the rows' LSE. fp8: O · (v_scale / l).
   template <class TensorO, class TensorRO>
   __device__ __forceinline__ static void epilogue_convert(Softmax& softmax, TensorO& tOrO, TensorRO& rO,
-                                                          float (&lse)[Softmax::kRowsC]) {
+                                                          float (&lse)[Softmax::kRowsC],
+                                                          float v_scale = 1.f) {
     using namespace cute;
     Tensor o_rc = make_tensor(tOrO.data(), acc_rowcol_layout(tOrO.layout()));
     constexpr int kRows = Softmax::kRowsC;
     float inv_sum[kRows];
     softmax.finalize(inv_sum, lse);
+    if constexpr (kFp8) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) inv_sum[r] *= v_scale;  // an empty row stays 0
+    }
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
 #pragma unroll
@@ -1034,8 +1148,8 @@ struct FwdKernel {
     // fp32 → Element once; each thread holds column pairs (2j, 2j+1): one 32-bit store per pair.
     static_assert(decltype(size<0, 0>(tOrO))::value == 2);
     constexpr int kN = decltype(size(tOrO))::value;
-    cutlass::NumericArrayConverter<Element, float, kN> conv;
-    *reinterpret_cast<cutlass::Array<Element, kN>*>(rO.data()) =
+    cutlass::NumericArrayConverter<OutElement, float, kN> conv;
+    *reinterpret_cast<cutlass::Array<OutElement, kN>*>(rO.data()) =
         conv(*reinterpret_cast<cutlass::Array<float, kN> const*>(tOrO.data()));
   }
 
@@ -1052,7 +1166,7 @@ struct FwdKernel {
     auto thr_pv = mma_pv.get_thread_slice(ctid);
     constexpr int kRows = Softmax::kRowsC;
     Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
-    using Pair = cutlass::Array<Element, 2>;
+    using Pair = cutlass::Array<OutElement, 2>;
     bool stored = false;
     if constexpr (kTmaStoreO) {
       if (params.tma_store_o) {
@@ -1064,7 +1178,7 @@ struct FwdKernel {
       // Direct stores: varlen (a TMA box could write rows of the next sequence), O not laid out
       // for TMA, or no room for the O buffer.
       // Packed GQA also lands here (its rows are not one head's contiguous block).
-      Element* o_base = static_cast<Element*>(p.o);
+      OutElement* o_base = static_cast<OutElement*>(p.o);
 #if FA_SM90_FWD_O_ROW_PTR
       // One address per row, the row's column pairs at constant offsets from it (FA_SM90_FWD_O_ROW_PTR).
       Tensor cO_rc = make_tensor(cO.data(), acc_rowcol_layout(cO.layout()));
@@ -1076,7 +1190,7 @@ struct FwdKernel {
         const int q_pos = we.m0 + (row >> pack_shift_of(params));
         if (q_pos < we.seq.q_len) {
           const int col0 = get<1>(cO_rc(r, 0));
-          Element* o_row = o_base +
+          OutElement* o_row = o_base +
                            p.o_str.offset(tc.batch, we.seq.q_start + q_pos, tile_row_head(params, tc, row)) +
                            col0;
 #pragma unroll
@@ -1127,7 +1241,7 @@ struct FwdKernel {
   // swizzle acts on byte addresses (smem_ptr_flag), so it is applied to the unswizzled byte offset.
   CUTE_HOST_DEVICE static uint32_t o_stsm_offset(int row, int j, int lane) {
     constexpr SmemLayoutOHalf l{};
-    return uint32_t(l.layout_a()(int(sizeof(Element)) * int(l.layout_b()(row, j * 16 + (lane >> 4) * 8))));
+    return uint32_t(l.layout_a()(int(sizeof(OutElement)) * int(l.layout_b()(row, j * 16 + (lane >> 4) * 8))));
   }
 
   // TMA-store epilogue of one consumer warpgroup: its 64 rows go registers → its half of the O
@@ -1164,8 +1278,8 @@ struct FwdKernel {
       for (int i = 0; i < size(cO); i += 2) {
         const int row = get<0>(cO(i)) - consumer_wg * kWgRows;
         const int col = get<1>(cO(i));
-        *reinterpret_cast<cutlass::Array<Element, 2>*>(&sO(row, col)) =
-            *reinterpret_cast<cutlass::Array<Element, 2> const*>(&rO(i));
+        *reinterpret_cast<cutlass::Array<OutElement, 2>*>(&sO(row, col)) =
+            *reinterpret_cast<cutlass::Array<OutElement, 2> const*>(&rO(i));
       }
     }
     // Generic-proxy writes → visible to the async proxy (TMA), then all 128 writers done.
@@ -1341,18 +1455,40 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   // O through TMA: the batch form only (a varlen box could cover the next sequence's rows), only
   // where O is TMA-aligned, and unpacked (packed rows are not one head's contiguous block).
   // Otherwise the map is built over Q (valid, never used).
+  using Out = typename Kernel::OutElementC;
   const bool tma_store_o = Kernel::kTmaStoreO && !p.varlen && pack_shift == 0 &&
-                           tma_ok(p.o, p.o_str, sizeof(Element));
+                           tma_ok(p.o, p.o_str, sizeof(Out));
   auto make_tma_o = [&]() -> typename Kernel::TmaO {
     if constexpr (Kernel::kTmaStoreO) {
       const core::Strides& st = tma_store_o ? p.o_str : p.q_str;
       Tensor mO = make_tensor(
-          make_gmem_ptr(static_cast<Element*>(tma_store_o ? p.o : const_cast<void*>(p.q))),
+          make_gmem_ptr(static_cast<Out*>(tma_store_o ? p.o : const_cast<void*>(p.q))),
           make_layout(shape_q, make_stride(st.row, _1{}, st.head, batch_stride(st, rows_q))));
       return make_tma_copy(SM90_TMA_STORE{}, mO, typename Kernel::SmemLayoutOHalf{},
                            Shape<Int<Kernel::kWgRows>, Int<Kernel::kHeadDimC>>{}, _1{});
     } else {
       return {};
+    }
+  };
+
+  // V's map. fp8: Vᵀ (d, vt_keys, Hk, B), v_str.row the stride between head-dim rows
+  // (core/params.hpp); without keys, a one-block stand-in over Q (never loaded).
+  auto make_tma_v = [&]() -> typename Kernel::TmaV {
+    if constexpr (Kernel::kFp8) {
+      constexpr int kN = Kernel::kBlockN;
+      Tensor mVt = no_keys
+          ? make_tensor(make_gmem_ptr(static_cast<Element const*>(p.q)),
+                        make_layout(make_shape(int32_t(p.head_dim), int32_t(kN), 1, 1),
+                                    make_stride(int64_t(kN), _1{}, int64_t(p.head_dim) * kN,
+                                                int64_t(p.head_dim) * kN)))
+          : make_tensor(make_gmem_ptr(static_cast<Element const*>(p.v)),
+                        make_layout(Kernel::vt_shape(p),
+                                    make_stride(p.v_str.row, _1{}, p.v_str.head, p.v_str.batch)));
+      return make_tma_copy(SM90_TMA_LOAD{}, mVt, take<0, 2>(typename Kernel::SmemLayoutVtFp8{}),
+                           Shape<Int<Kernel::kHeadDimC>, Int<kN>>{}, _1{});
+    } else {
+      return make_tma_copy(SM90_TMA_LOAD{}, kv_tensor(p.v, p.v_str), take<0, 2>(typename Kernel::SmemLayoutKV{}),
+                           Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{});
     }
   };
 
@@ -1374,8 +1510,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
                     Shape<Int<Kernel::kBlockM>, Int<Kernel::kHeadDimC>>{}, _1{}),
       make_tma_copy(SM90_TMA_LOAD{}, kv_tensor(p.k, p.k_str), take<0, 2>(typename Kernel::SmemLayoutKV{}),
                     Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{}),
-      make_tma_copy(SM90_TMA_LOAD{}, kv_tensor(p.v, p.v_str), take<0, 2>(typename Kernel::SmemLayoutKV{}),
-                    Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{}),
+      make_tma_v(),
       make_tma_o(),
       shape_q,
       shape_k,
@@ -1465,6 +1600,18 @@ core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
 #undef FA_SM90_FWD_CASE
   }
   return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap>, Element>(p, stream);
+}
+
+// The FP8 forward (fa::cuda::fp8_attention): p is the kernel's view of the quantised tensors
+// (core/params.hpp, "p8"); OutElement is O's type. The registry's fp8 family instantiates this
+// with kSoftcap = false (scripts/instances/sm90_fwd_fp8.py).
+template <typename OutElement, int kHeadDim, bool kMasked, bool kSoftcap>
+core::Status run_sm90_fwd_fp8(const core::AttnParams& p, cudaStream_t stream, void* /*ws*/) {
+  static_assert(!kSoftcap, "the fp8 forward has no softcap");
+  using namespace sm90;
+  if (p.seqlen_q == 0) return core::Status::success();
+  using E4M3 = cutlass::float_e4m3_t;
+  return launch_fwd<FwdKernel<E4M3, kHeadDim, kMasked, false, fwd_feature::kAll, OutElement>, E4M3>(p, stream);
 }
 
 }  // namespace fa::cuda

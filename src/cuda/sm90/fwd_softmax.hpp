@@ -5,6 +5,7 @@
 // of each; the 4 threads of a quad (lanes 4k..4k+3) share a row, so row reductions are two
 // xor-shuffles. Scores stay in "raw" units (after the softcap transform, before the softmax
 // scale); exp2(s * scale_log2 - max * scale_log2) is one FFMA + one MUFU.EX2 per element.
+// (The FP8 forward keeps its max in log2-scaled units instead: kLog2Max below.)
 // row_sum is kept per thread and reduced over the quad once, at the end (FA2's deferred sum).
 #pragma once
 
@@ -83,10 +84,13 @@ __device__ __forceinline__ float softcap_tanh(float x) {
 }
 
 // kTree: the tree form of the row reductions (FA_SM90_FWD_TREE_REDUCE for the kernel's head dim).
-template <int kRows, bool kTree = false>
+// kLog2Max (the FP8 forward): every key block has its own score scale (q_scale · k_scale(j), block
+// quantisation), so raw scores of different blocks are not comparable and row_max is kept in
+// log2-scaled units instead (update_scaled). The 16-bit kernels keep raw units (update).
+template <int kRows, bool kTree = false, bool kLog2Max = false>
 struct OnlineSoftmax {
   static constexpr int kRowsC = kRows;
-  float row_max[kRows];  // raw units; -inf until the row has seen an allowed key
+  float row_max[kRows];  // raw units (kLog2Max: log2-scaled); -inf until the row has an allowed key
   float row_sum[kRows];  // this thread's partial sum of exp2(...)
   float scale_log2;      // softmax scale × log2(e) (or softcap × log2(e) with softcap)
 
@@ -130,6 +134,48 @@ struct OnlineSoftmax {
         }
         row_sum[r] = row_sum[r] * rescale_o[r] + sum;
       }
+    }
+  }
+
+  // kLog2Max: folds a block of raw scores whose true log2-scaled value is s · c (c > 0: the
+  // softmax scale × log2(e) × the block's dequantisation scales). Since c > 0, max(s · c) is
+  // c · max(s), so the row max is reduced over raw scores and scaled once; masked entries stay
+  // -inf. P = exp2(s · c − m), factor = exp2(m_old − m). The reductions take the tree form
+  // (independent partial maxima and sums) whatever kTree says.
+  template <class TensorS>
+  __device__ void update_scaled(TensorS& s, float (&rescale_o)[kRows], float c) {
+    using namespace cute;
+    static_assert(kLog2Max, "raw-unit row_max: use update()");
+    static_assert(decltype(size<0>(s))::value == kRows);
+    constexpr int kCols = decltype(size<1>(s))::value;
+    constexpr int kP = kCols % 4 == 0 ? 4 : (kCols % 2 == 0 ? 2 : 1);
+    float m[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float part[kP];
+#pragma unroll
+      for (int p = 0; p < kP; ++p) part[p] = -INFINITY;
+#pragma unroll
+      for (int col = 0; col < kCols; ++col) part[col % kP] = fmaxf(part[col % kP], s(r, col));
+      m[r] = tree_max(part);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) m[r] = fmaxf(row_max[r], quad_max(m[r]) * c);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      // A row with no allowed key so far keeps m = -inf: offset 0, so P = exp2(-inf) = 0.
+      const float m_off = (m[r] == -INFINITY) ? 0.f : m[r];
+      rescale_o[r] = exp2f(row_max[r] - m_off);  // old max -inf -> 0
+      row_max[r] = m[r];
+      float part[kP];
+#pragma unroll
+      for (int p = 0; p < kP; ++p) part[p] = 0.f;
+#pragma unroll
+      for (int col = 0; col < kCols; ++col) {
+        s(r, col) = exp2f(fmaf(s(r, col), c, -m_off));
+        part[col % kP] += s(r, col);
+      }
+      row_sum[r] = row_sum[r] * rescale_o[r] + tree_sum(part);
     }
   }
 
@@ -198,7 +244,8 @@ struct OnlineSoftmax {
       const float l = quad_sum(row_sum[r]);
       const bool empty = !(l > 0.f);
       inv_sum[r] = empty ? 0.f : 1.f / l;
-      lse[r] = empty ? -INFINITY : (row_max[r] * scale_log2 + log2f(l)) * 0.6931471805599453f;
+      const float m_log2 = kLog2Max ? row_max[r] : row_max[r] * scale_log2;
+      lse[r] = empty ? -INFINITY : (m_log2 + log2f(l)) * 0.6931471805599453f;
     }
   }
 };

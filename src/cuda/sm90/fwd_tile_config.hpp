@@ -12,6 +12,8 @@
 // d128 Q 2 × 32 + 128 + O 32 = 224 KB; d192/d256 have room for neither at their default kBlockN.
 #pragma once
 
+#include "core/fp8.hpp"
+
 // FA_SM90_FWD_SHORT_N=1: the short-sequence switches of session 6 in one flag (a build passes one
 // -D through scripts/gpu/check.sh's EXTRA_CMAKE), the build timed as "shortn" in session 6
 // round 2: FA_SM90_FWD_MASK_SPLIT 62 (flash_fwd.cuh; d64-d256, every head dim with an sm90
@@ -191,6 +193,22 @@ template <bool kMasked> struct FwdTile<256, kMasked> {
   static constexpr int kBlockM = 128,
                        kBlockN = kMasked ? FA_SM90_FWD_D256_MASKED_BLOCK_N : FA_SM90_FWD_D256_BLOCK_N,
                        kStages = 2;
+};
+
+// FP8 (e4m3) tiles: kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale (FA3's
+// block quantisation), and kBlockM = 128 (2 consumer warpgroups; each one's 64 rows are one Q scale
+// block, core::fp8::kQBlock). Operands are 1 byte, so the ring is half the 16-bit one per stage and
+// there is room for more stages; O is staged in the 2-byte output type:
+//   d64 : Q 2 × 8 + 4 × (8 + 8) KB + O 16 KB          =  96 KB
+//   d128: Q 2 × 16 + 4 × (16 + 16) KB + O 32 KB       = 192 KB
+//   d256: Q 2 × 32 + 2 × (32 + 32) KB                  = 192 KB (the O buffer, 64 KB, does not fit
+//         beside two Q slots: direct stores, as the 16-bit d256)
+// Masked instances use the same tile (the key block is fixed by the K scales).
+template <int kHeadDim, bool kMasked = false>
+struct FwdTileFp8 {
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256, "fp8 forward head dims");
+  static constexpr int kBlockM = 2 * core::fp8::kQBlock, kBlockN = core::fp8::kKBlock,
+                       kStages = kHeadDim <= 128 ? 4 : 2;
 };
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
