@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/backend.hpp"
+#include "core/fp8.hpp"
 #include "core/validate.hpp"
 
 namespace {
@@ -54,6 +55,31 @@ fa::core::Status workspace(const fa::core::CallArgs& args, size_t* bytes) {
     FA_RETURN_IF_ERROR(args.kvcache    ? fa::cuda::kvcache_workspace_size(p, &need)
                        : args.backward ? fa::cuda::backward_workspace_size(p, &need)
                                        : fa::cuda::forward_workspace_size(p, &need));
+  }
+  *bytes = need;
+  return fa::core::Status::success();
+}
+
+fa::core::Status fp8_run(const fa::core::CallArgs& args, const fa_fp8* f) {
+  fa::core::AttnParams p;
+  FA_RETURN_IF_ERROR(fa::core::make_fp8_params(args, f, &p));
+  if (fa::core::resolve_backend(p) == FA_BACKEND_CPU) return fa::cpu::fp8_forward(p, *f);
+  if (!fa::cuda::built())
+    return fa::core::unsupported("q is a CUDA tensor but this flashattn was built without CUDA");
+  return fa::cuda::fp8_forward(p, *f);
+}
+
+fa::core::Status fp8_workspace(const fa::core::CallArgs& args, const fa_fp8* f, size_t* bytes) {
+  if (!bytes) return fa::core::invalid("bytes is null");
+  fa::core::AttnParams p;
+  FA_RETURN_IF_ERROR(fa::core::make_fp8_params(args, f, &p));
+  // The CPU backend keeps the quantised copies in the same layout (and honours reuse_quantized).
+  size_t need = size_t(fa::core::fp8::layout(p.batch, p.seqlen_q, p.seqlen_k, p.heads_q,
+                                             p.heads_kv, p.head_dim).bytes);
+  if (fa::core::resolve_backend(p) == FA_BACKEND_CUDA) {
+    if (!fa::cuda::built())
+      return fa::core::unsupported("q is a CUDA tensor but this flashattn was built without CUDA");
+    FA_RETURN_IF_ERROR(fa::cuda::fp8_workspace_size(p, *f, &need));
   }
   *bytes = need;
   return fa::core::Status::success();
@@ -169,6 +195,33 @@ fa_status fa_kvcache_workspace_size(const fa_tensor* q, const fa_kvcache* kv,
     fa::core::CallArgs a;
     a.q = q, a.kvcache = kv, a.opt = opt, a.shapes_only = true;
     return workspace(a, bytes);  // the CPU backend needs none
+  });
+}
+
+void fa_fp8_init(fa_fp8* f) {
+  if (!f) return;
+  *f = fa_fp8{};
+  f->scaling = FA_FP8_SCALING_BLOCK;
+  f->incoherent = 1;
+  f->seed = 0x5eed0f8a77e4b3c1ull;
+  f->reuse_quantized = 0;
+}
+
+fa_status fa_fp8_forward(const fa_tensor* q, const fa_tensor* k, const fa_tensor* v,
+                         const fa_fp8* f, fa_tensor* out, fa_tensor* lse, const fa_options* opt) {
+  return guarded([&] {
+    fa::core::CallArgs a;
+    a.q = q, a.k = k, a.v = v, a.out = out, a.lse = lse, a.opt = opt;
+    return fp8_run(a, f);
+  });
+}
+
+fa_status fa_fp8_workspace_size(const fa_tensor* q, const fa_tensor* k, const fa_tensor* v,
+                                const fa_fp8* f, const fa_options* opt, size_t* bytes) {
+  return guarded([&] {
+    fa::core::CallArgs a;
+    a.q = q, a.k = k, a.v = v, a.opt = opt, a.shapes_only = true;
+    return fp8_workspace(a, f, bytes);
   });
 }
 

@@ -4,6 +4,8 @@
 
 #include <flashattn/flashattn.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -120,6 +122,29 @@ struct KvCache : fa_kvcache {
 inline void kvcache_forward(const Tensor& q, const KvCache& kv, Tensor& out, Tensor* lse,
                             const Options& opt = Options()) {
   check(fa_kvcache_forward(&q, &kv, &out, lse, &opt));
+}
+
+// FP8 forward (fa_fp8_forward; see flashattn.h): the quantisation options, e.g.
+//   fa::Fp8 f; f.set_scaling(FA_FP8_SCALING_PER_HEAD).set_incoherent(false);
+//   fa::fp8_forward(q, k, v, out, &lse, f);
+struct Fp8 : fa_fp8 {
+  Fp8() : fa_fp8{} { fa_fp8_init(this); }
+  Fp8& set_scaling(fa_fp8_scaling s) { scaling = s; return *this; }
+  Fp8& set_incoherent(bool on = true) { incoherent = on ? 1 : 0; return *this; }
+  Fp8& set_seed(uint64_t s) { seed = s; return *this; }
+  Fp8& reuse(int r) { reuse_quantized = r; return *this; }
+};
+
+inline void fp8_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                        const Fp8& f = Fp8(), const Options& opt = Options()) {
+  check(fa_fp8_forward(&q, &k, &v, &f, &out, lse, &opt));
+}
+
+inline size_t fp8_workspace_size(const Tensor& q, const Tensor& k, const Tensor& v,
+                                 const Fp8& f = Fp8(), const Options& opt = Options()) {
+  size_t bytes = 0;
+  check(fa_fp8_workspace_size(&q, &k, &v, &f, &opt, &bytes));
+  return bytes;
 }
 
 }  // namespace fa

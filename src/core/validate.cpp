@@ -632,6 +632,39 @@ Status make_kvcache_params(const CallArgs& a, const fa_options& opt, AttnParams*
 
 }  // namespace
 
+Status make_fp8_params(const CallArgs& a, const fa_fp8* f, AttnParams* p) {
+  if (!f) return invalid("f (the fa_fp8 options) is null");
+  // q's dtype first: make_params would accept float32 and name float8_e4m3 "not available".
+  FA_RETURN_IF_ERROR(check_descriptor(a.q, "q", 4));
+  if (a.q->dtype != FA_DTYPE_FLOAT16 && a.q->dtype != FA_DTYPE_BFLOAT16)
+    return invalid(std::string("q: the fp8 forward takes float16 or bfloat16 inputs (it quantises "
+                               "them itself), got ") +
+                   dtype_desc(a.q->dtype));
+  if (f->scaling != FA_FP8_SCALING_BLOCK && f->scaling != FA_FP8_SCALING_PER_HEAD)
+    return invalid("f->scaling must be FA_FP8_SCALING_BLOCK or FA_FP8_SCALING_PER_HEAD, got " +
+                   std::to_string(int(f->scaling)));
+  if (f->incoherent != 0 && f->incoherent != 1)
+    return invalid("f->incoherent must be 0 or 1, got " + std::to_string(f->incoherent));
+  if (f->reuse_quantized < 0 || f->reuse_quantized > 2)
+    return invalid("f->reuse_quantized must be 0 (quantise q, k, v), 1 (none) or 2 (q only), got " +
+                   std::to_string(f->reuse_quantized));
+  if (f->reuse_quantized != 0 && !(a.opt && a.opt->workspace))
+    return invalid("f->reuse_quantized = " + std::to_string(f->reuse_quantized) +
+                   " needs the caller's workspace (opt->workspace) holding an earlier call's "
+                   "quantised inputs");
+  AttnParams r;
+  FA_RETURN_IF_ERROR(make_params(a, &r));
+  if (r.head_dim != 64 && r.head_dim != 128 && r.head_dim != 256)
+    return unsupported("head_dim " + std::to_string(r.head_dim) +
+                       " is not supported by the fp8 forward: it must be 64, 128 or 256 (the "
+                       "Hadamard transform needs a power of two)");
+  if (r.softcap != 0.f) return unsupported("softcap is not available in the fp8 forward (it must be 0)");
+  if (r.algo != FA_ALGO_AUTO && r.algo != FA_ALGO_FA3)
+    return unsupported("algo: the fp8 forward has only the FA3 kernel (use FA_ALGO_AUTO or FA_ALGO_FA3)");
+  *p = r;
+  return Status::success();
+}
+
 fa_backend resolve_backend(const AttnParams& p) {
   return p.is_cuda ? FA_BACKEND_CUDA : FA_BACKEND_CPU;
 }

@@ -35,6 +35,11 @@ struct CallArgs {
 // Validates and fills *p. On failure *p is unspecified and nothing was written anywhere.
 Status make_params(const CallArgs& args, AttnParams* p);
 
+// fa_fp8_forward / fa_fp8_workspace_size (batch form): make_params' checks plus the FP8 path's
+// own (fp16/bf16 inputs, head dim 64/128/256, no softcap, the fa_fp8 options). p describes the
+// 16-bit call; the backends derive the quantised view from it (core/fp8.hpp).
+Status make_fp8_params(const CallArgs& args, const fa_fp8* f, AttnParams* p);
+
 // The backend a validated call runs on (FA_BACKEND_CPU or FA_BACKEND_CUDA).
 fa_backend resolve_backend(const AttnParams& p);
 
