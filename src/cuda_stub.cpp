@@ -18,4 +18,7 @@ core::Status forward(const core::AttnParams&) { return no_cuda(); }
 core::Status backward(const core::AttnParams&) { return no_cuda(); }
 core::Status kvcache_workspace_size(const core::AttnParams&, size_t*) { return no_cuda(); }
 core::Status kvcache_forward(const core::AttnParams&) { return no_cuda(); }
+core::Status fp8_workspace_size(const core::AttnParams&, const fa_fp8&, size_t*) { return no_cuda(); }
+core::Status fp8_forward(const core::AttnParams&, const fa_fp8&) { return no_cuda(); }
+core::Status fp8_attention(const core::AttnParams&) { return no_cuda(); }
 }  // namespace fa::cuda

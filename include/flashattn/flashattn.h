@@ -176,6 +176,40 @@ FA_API fa_status fa_kvcache_forward(const fa_tensor* q, const fa_kvcache* kv, fa
 FA_API fa_status fa_kvcache_workspace_size(const fa_tensor* q, const fa_kvcache* kv,
                                            const fa_options* opt, size_t* bytes);
 
+/* FP8 (e4m3) forward: FlashAttention-3's 8-bit path (sm90a GPUs; the CPU backend quantises the
+ * same way and computes in float32, for testing). q, k, v are float16/bfloat16 in the batch
+ * form's layout ([B, N, H, D], any strides with a unit last stride); the call quantises them into
+ * the workspace, then runs attention on the e4m3 copies. out: q's dtype, [B, Nq, Hq, D];
+ * lse: as fa_forward (may be NULL). Head dims 64, 128, 256; causal / sliding window, GQA/MQA;
+ * softcap, varlen and backward are not available (FA_ERROR_UNSUPPORTED).
+ * Quantisation: one scale per block (scaling BLOCK: 64 query rows, 128 keys; V per head) or per
+ * head (PER_HEAD: the per-tensor baseline); incoherent = 1 multiplies Q and K by random signs and
+ * a Hadamard transform first (QKᵀ unchanged), which spreads outlier channels before scaling.
+ * reuse_quantized = 1 skips the quantiser: the workspace must hold what an earlier call with the
+ * same shapes, data and fa_fp8 options wrote there (the kernel alone, e.g. to time it);
+ * reuse_quantized = 2 quantises q only (new queries against K/V quantised by an earlier call). */
+typedef enum fa_fp8_scaling {
+  FA_FP8_SCALING_BLOCK = 0,
+  FA_FP8_SCALING_PER_HEAD = 1
+} fa_fp8_scaling;
+
+typedef struct fa_fp8 {
+  fa_fp8_scaling scaling;
+  int incoherent;      /* 1: random signs + Hadamard on Q and K's head dim before quantising */
+  uint64_t seed;       /* of the random signs */
+  int reuse_quantized; /* 0: quantise q, k, v; 1: quantise nothing; 2: quantise q only */
+} fa_fp8;
+
+/* BLOCK scaling, incoherent processing on, a fixed seed, reuse_quantized 0. */
+FA_API void fa_fp8_init(fa_fp8* f);
+/* opt->workspace: at least fa_fp8_workspace_size bytes (NULL: the library allocates, and then
+ * reuse_quantized must be 0). */
+FA_API fa_status fa_fp8_forward(const fa_tensor* q, const fa_tensor* k, const fa_tensor* v,
+                                const fa_fp8* f, fa_tensor* out, fa_tensor* lse,
+                                const fa_options* opt);
+FA_API fa_status fa_fp8_workspace_size(const fa_tensor* q, const fa_tensor* k, const fa_tensor* v,
+                                       const fa_fp8* f, const fa_options* opt, size_t* bytes);
+
 /* Build and device information. */
 FA_API int fa_cuda_built(void);           /* 1 when the library holds CUDA kernels */
 FA_API int fa_cuda_device_count(void);    /* 0 without a usable GPU */

@@ -102,6 +102,19 @@ struct AttnParams {
   int64_t seqlen_new = 0;
   int num_splits = 0;  // as in fa_kvcache (0 = heuristic)
 
+  // FP8 forward (fa_fp8_forward; layout in core/fp8.hpp). The kernel sees dtype F8E4M3 with q/k
+  // the quantised copies in the workspace ([B, N, H, d], contiguous) and v = Vᵀ [B, Hk, d, vt_keys]
+  // (v_str: batch = Hk·d·vt_keys, head = d·vt_keys, row = vt_keys, i.e. the stride between two
+  // head-dim rows); o (and o_str) is the caller's output in out_dtype. Scores are
+  // q_scale·k_scale·(q8·k8ᵀ) and O = v_scale · Σ P·v8 / l.
+  DType out_dtype = DType::BF16;
+  const float* q_scale = nullptr;  // [B, Hq, q_blocks] (core::fp8::kQBlock rows each)
+  const float* k_scale = nullptr;  // [B, Hk, k_blocks] (core::fp8::kKBlock keys each)
+  const float* v_scale = nullptr;  // [B, Hk]
+  int64_t q_blocks = 0;
+  int64_t k_blocks = 0;
+  int64_t vt_keys = 0;             // Vᵀ's padded key count (a multiple of kKBlock)
+
   FA_HD int group_size() const { return heads_q / heads_kv; }  // query heads per KV head
   FA_HD int64_t lse_offset(int64_t b, int64_t h, int64_t global_row) const {
     return b * lse_batch_stride + h * lse_head_stride + global_row;
