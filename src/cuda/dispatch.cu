@@ -322,6 +322,10 @@ core::Status backward(const core::AttnParams& p) { return run(p, Pass::Backward)
 core::Status fp8_attention(const core::AttnParams& p8) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
   FA_RETURN_IF_ERROR(refuse_pending_error());
+  // The host path (src/cuda/fp8/) hands over only what the kernels implement; a caller that
+  // does not gets a status, not a kernel reading the wrong layout.
+  if (p8.dtype != core::DType::F8E4M3 || p8.varlen || p8.softcap > 0.f || p8.kvcache)
+    return core::unsupported("the CUDA fp8 kernels take batch-form float8_e4m3 inputs without softcap");
   DeviceGuard guard(p8.device_id);
   const int sm = device_sm(p8.device_id);
   const bool mask = needs_mask(p8);
