@@ -9,8 +9,9 @@
 //         over the warp (shuffles) and the CTA (shared memory).
 //         BLOCK: the same CTA then recomputes each row (the second read hits L2) and stores
 //         e4m3(x * 448/amax) as one E-byte store per lane. PER_HEAD: a first kernel writes each
-//         block's amax into the workspace scratch; the quantising CTAs reduce their head's from it.
-//   V     a first kernel writes each 128-key block's amax; the transposing CTA reduces the head's,
+//         block's amax into the workspace scratch, a second reduces each head's (one CTA per
+//         head), the quantising CTAs read it.
+//   V     the same two kernels give the (sequence, KV head) amax; the transposing CTA
 //         quantises its 128 keys into a shared [128][d] byte tile (zeros past Nk), then writes
 //         Vᵀ rows of 128 bytes, 16 per thread, gathering the keys in vt_key order.
 // The arithmetic is src/cpu/fp8.hpp's, operation for operation: __fmul_rn/__fadd_rn/__fsub_rn
@@ -133,12 +134,9 @@ __device__ float block_amax(const Args& a, int b, int h, int64_t blk, const floa
   return cta_max(m);
 }
 
-// The amax of all blocks of (b, h) from the scratch a first kernel wrote.
-__device__ float head_amax(const Args& a, int b, int h) {
-  const float* am = a.amax + (int64_t(b) * a.heads + h) * a.blocks;
-  float m = 0.f;
-  for (int64_t i = threadIdx.x; i < a.blocks; i += kThreads) m = fmaxf(m, am[i]);
-  return cta_max(m);
+// The amax of (b, h): reduce_head_amax_kernel left it in the first block's scratch entry.
+__device__ __forceinline__ float head_amax(const Args& a, int b, int h) {
+  return a.amax[(int64_t(b) * a.heads + h) * a.blocks];
 }
 
 __device__ __forceinline__ float scale_of(float amax) {
@@ -168,6 +166,17 @@ __global__ void __launch_bounds__(kThreads) block_amax_kernel(const Args a) {
   signs<E>(a, threadIdx.x % 32, sign);
   const float m = block_amax<T, E>(a, b, h, blk, sign);
   if (threadIdx.x == 0) a.amax[(int64_t(b) * a.heads + h) * a.blocks + blk] = m;
+}
+
+// Grid (heads, batch): the max of (b, h)'s block amax into its first entry. One CTA per head
+// reduces once what every quantising CTA of the head would otherwise re-read.
+__global__ void __launch_bounds__(kThreads) reduce_head_amax_kernel(const Args a) {
+  const int h = blockIdx.x, b = blockIdx.y;
+  float* am = a.amax + (int64_t(b) * a.heads + h) * a.blocks;
+  float m = 0.f;
+  for (int64_t i = threadIdx.x; i < a.blocks; i += kThreads) m = fmaxf(m, am[i]);
+  m = cta_max(m);  // ends after every thread's reads (its barriers), so entry 0 may be overwritten
+  if (threadIdx.x == 0) am[0] = m;
 }
 
 // Grid (blocks, heads, batch): Q or K rows of one block -> e4m3 [B, n, heads, d] and the scale.
@@ -255,6 +264,7 @@ core::Status launch(const core::AttnParams& p, const fa_fp8& f, bool do_q, bool 
     if (a.blocks == 0 || p.batch == 0) return;
     if (per_head) {
       block_amax_kernel<T, E><<<grid(a), kThreads, 0, stream>>>(a);
+      reduce_head_amax_kernel<<<dim3(unsigned(a.heads), unsigned(p.batch)), kThreads, 0, stream>>>(a);
       quantize_rows_kernel<T, E, true><<<grid(a), kThreads, 0, stream>>>(a);
     } else {
       quantize_rows_kernel<T, E, false><<<grid(a), kThreads, 0, stream>>>(a);
@@ -269,6 +279,7 @@ core::Status launch(const core::AttnParams& p, const fa_fp8& f, bool do_q, bool 
     v.vt_keys = w.l.vt_keys;
     if (v.blocks > 0 && p.batch > 0) {
       block_amax_kernel<T, E><<<grid(v), kThreads, 0, stream>>>(v);
+      reduce_head_amax_kernel<<<dim3(unsigned(v.heads), unsigned(p.batch)), kThreads, 0, stream>>>(v);
       quantize_vt_kernel<T, E><<<grid(v), kThreads, 0, stream>>>(v);
     }
   }
@@ -302,6 +313,9 @@ Workspace workspace(const core::AttnParams& p) {
 
 core::Status quantize(const core::AttnParams& p, const fa_fp8& f, bool q, bool kv, uint8_t* ws,
                       cudaStream_t stream) {
+  if (p.batch > 65535 || p.heads_q > 65535)  // grid y (heads) and z (sequences)
+    return core::unsupported("fp8 quantiser: batch and heads must be at most 65535, got " +
+                             std::to_string(p.batch) + " and " + std::to_string(p.heads_q));
   if (p.dtype == core::DType::BF16) return launch_dim<__nv_bfloat16>(p, f, q, kv, ws, stream);
   if (p.dtype == core::DType::F16) return launch_dim<__half>(p, f, q, kv, ws, stream);
   return core::unsupported(std::string("fp8 quantiser: dtype ") + core::dtype_name(p.dtype) +
