@@ -41,8 +41,12 @@ float amax_of(const float* x, int64_t n) {
   return m;
 }
 
-float scale_of(float amax) { return amax > 0.f ? amax / cf::kE4M3Max : 1.f; }
-float inv_of(float amax) { return amax > 0.f ? cf::kE4M3Max / amax : 1.f; }
+float scale_of(float amax) {
+  return amax > 0.f ? amax / cf::kE4M3Max : 1.f;
+}
+float inv_of(float amax) {
+  return amax > 0.f ? cf::kE4M3Max / amax : 1.f;
+}
 
 // Q or K of one (sequence, head): rotate (incoherent), block amax (or the head's), e4m3 codes into
 // dst8 ([B, N, H, d] contiguous) and the block scales into scale[0 .. blocks).

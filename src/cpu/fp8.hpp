@@ -39,7 +39,7 @@ inline uint8_t e4m3_from_float(float f) {
   const uint32_t a = u & 0x7fffffffu;
   if (a > 0x7f800000u) return 0x7f;
   if (a >= 0x43e00000u) return sign | 0x7e;  // >= 448 (and inf): saturate
-  const uint32_t e = a >> 23;                 // fp32 biased exponent
+  const uint32_t e = a >> 23;                // fp32 biased exponent
   const uint32_t mant = (a & 0x7fffffu) | (e ? 0x800000u : 0u);
   uint32_t code, rem, half;
   if (e >= 121) {
@@ -73,11 +73,15 @@ inline float e4m3_to_float(uint8_t c) {
 }
 
 // Flush-to-zero of an fp32 result, as the GPU's .ftz arithmetic (sign kept).
-inline float ftz(float x) { return std::fabs(x) < 1.17549435e-38f ? std::copysign(0.f, x) : x; }
+inline float ftz(float x) {
+  return std::fabs(x) < 1.17549435e-38f ? std::copysign(0.f, x) : x;
+}
 
 // The Hadamard normalisation 1/sqrt(d) as one float constant (the CUDA quantiser receives the
 // same value from its host code).
-inline float hadamard_norm(int d) { return float(1.0 / std::sqrt(double(d))); }
+inline float hadamard_norm(int d) {
+  return float(1.0 / std::sqrt(double(d)));
+}
 
 // Random signs times the normalised Hadamard transform, in place (the order the header states).
 inline void rotate_row(float* x, int d, const float* sign, float norm) {

@@ -39,7 +39,9 @@ class Fp8Call {
   void* workspace() { return bufs_[5].bytes.data(); }
   size_t workspace_capacity() const { return bufs_[5].bytes.size(); }
   fa_status forward() { return fa_fp8_forward(&q, &k, &v, &f, &out, &lse, &opt); }
-  fa_status workspace_size(size_t* bytes) { return fa_fp8_workspace_size(&q, &k, &v, &f, &opt, bytes); }
+  fa_status workspace_size(size_t* bytes) {
+    return fa_fp8_workspace_size(&q, &k, &v, &f, &opt, bytes);
+  }
   void rebaseline() {
     for (auto& b : bufs_) b.snapshot = b.bytes;
   }
@@ -59,26 +61,34 @@ class Fp8Call {
     std::string name;
     std::vector<uint8_t> bytes, snapshot;
   };
-  void add(const char* name, int64_t n) { bufs_.push_back({name, std::vector<uint8_t>(size_t(n), 0xA5), {}}); }
+  void add(const char* name, int64_t n) {
+    bufs_.push_back({name, std::vector<uint8_t>(size_t(n), 0xA5), {}});
+  }
   fa_tensor tensor(size_t i, fa_dtype dt, std::vector<int64_t> shape) {
     fa_tensor t{};
-    t.data = bufs_[i].bytes.data(), t.dtype = dt, t.device = FA_DEVICE_CPU, t.rank = int(shape.size());
+    t.data = bufs_[i].bytes.data(), t.dtype = dt, t.device = FA_DEVICE_CPU,
+    t.rank = int(shape.size());
     int64_t st = 1;
-    for (int d = t.rank - 1; d >= 0; --d) t.shape[d] = shape[size_t(d)], t.strides[d] = st, st *= shape[size_t(d)];
+    for (int d = t.rank - 1; d >= 0; --d)
+      t.shape[d] = shape[size_t(d)], t.strides[d] = st, st *= shape[size_t(d)];
     return t;
   }
   std::vector<Buf> bufs_;
 };
 
-::testing::AssertionResult Fails(fa_status got, fa_status want, const std::string& words, const Fp8Call& c) {
+::testing::AssertionResult Fails(fa_status got, fa_status want, const std::string& words,
+                                 const Fp8Call& c) {
   const std::string msg = fa_last_error();
   if (got != want)
-    return ::testing::AssertionFailure() << "status " << fa_status_string(got) << ", expected "
-                                         << fa_status_string(want) << "; message: \"" << msg << "\"";
+    return ::testing::AssertionFailure()
+           << "status " << fa_status_string(got) << ", expected " << fa_status_string(want)
+           << "; message: \"" << msg << "\"";
   if (msg.find(words) == std::string::npos)
-    return ::testing::AssertionFailure() << "message \"" << msg << "\" does not contain \"" << words << "\"";
+    return ::testing::AssertionFailure()
+           << "message \"" << msg << "\" does not contain \"" << words << "\"";
   const std::string t = c.touched();
-  if (!t.empty()) return ::testing::AssertionFailure() << "failed call wrote to: " << t << " (\"" << msg << "\")";
+  if (!t.empty())
+    return ::testing::AssertionFailure() << "failed call wrote to: " << t << " (\"" << msg << "\")";
   return ::testing::AssertionSuccess();
 }
 
@@ -114,7 +124,8 @@ TEST(Fp8Misuse, NullOptionsStruct) {
 TEST(Fp8Misuse, Float32Inputs) {
   Fp8Call c;
   c.q.dtype = FA_DTYPE_FLOAT32;
-  EXPECT_TRUE(Fails(c.forward(), kInvalid, "q: the fp8 forward takes float16 or bfloat16 inputs", c));
+  EXPECT_TRUE(
+      Fails(c.forward(), kInvalid, "q: the fp8 forward takes float16 or bfloat16 inputs", c));
 }
 
 TEST(Fp8Misuse, AlreadyQuantisedInputs) {
@@ -138,7 +149,8 @@ TEST(Fp8Misuse, OutNotInQueryDtype) {
 TEST(Fp8Misuse, HeadDimNotAPowerOfTwo) {
   Fp8Call c;
   c.q.shape[3] = c.k.shape[3] = c.v.shape[3] = c.out.shape[3] = 96;  // fits in the buffers
-  EXPECT_TRUE(Fails(c.forward(), kUnsupported, "head_dim 96 is not supported by the fp8 forward", c));
+  EXPECT_TRUE(
+      Fails(c.forward(), kUnsupported, "head_dim 96 is not supported by the fp8 forward", c));
 }
 
 TEST(Fp8Misuse, Softcap) {
@@ -150,7 +162,9 @@ TEST(Fp8Misuse, Softcap) {
 TEST(Fp8Misuse, UnknownScaling) {
   Fp8Call c;
   c.f.scaling = static_cast<fa_fp8_scaling>(7);
-  EXPECT_TRUE(Fails(c.forward(), kInvalid, "f->scaling must be FA_FP8_SCALING_BLOCK or FA_FP8_SCALING_PER_HEAD, got 7", c));
+  EXPECT_TRUE(Fails(c.forward(), kInvalid,
+                    "f->scaling must be FA_FP8_SCALING_BLOCK or FA_FP8_SCALING_PER_HEAD, got 7",
+                    c));
 }
 
 TEST(Fp8Misuse, IncoherentNotABoolean) {
@@ -172,7 +186,8 @@ TEST(Fp8Misuse, ReuseWithoutCallerWorkspace) {
   for (int r : {1, 2}) {
     Fp8Call c;
     c.f.reuse_quantized = r;
-    EXPECT_TRUE(Fails(c.forward(), kInvalid, "needs the caller's workspace (opt->workspace)", c)) << r;
+    EXPECT_TRUE(Fails(c.forward(), kInvalid, "needs the caller's workspace (opt->workspace)", c))
+        << r;
   }
 }
 
@@ -181,7 +196,8 @@ TEST(Fp8Misuse, WorkspaceTooSmall) {
   size_t bytes = 0;
   ASSERT_EQ(c.workspace_size(&bytes), FA_OK);
   c.opt.workspace = c.workspace(), c.opt.workspace_bytes = bytes - 16;
-  EXPECT_TRUE(Fails(c.forward(), kInvalid, "bytes is too small: this call needs " + std::to_string(bytes), c));
+  EXPECT_TRUE(Fails(c.forward(), kInvalid,
+                    "bytes is too small: this call needs " + std::to_string(bytes), c));
 }
 
 TEST(Fp8Misuse, HeadsNotDivisible) {
@@ -193,7 +209,8 @@ TEST(Fp8Misuse, HeadsNotDivisible) {
 
 TEST(Fp8Misuse, OutputsChecked) {
   Fp8Call c;
-  EXPECT_TRUE(Fails(fa_fp8_forward(&c.q, &c.k, &c.v, &c.f, nullptr, &c.lse, &c.opt), kInvalid, "out is null", c));
+  EXPECT_TRUE(Fails(fa_fp8_forward(&c.q, &c.k, &c.v, &c.f, nullptr, &c.lse, &c.opt), kInvalid,
+                    "out is null", c));
   c.out.shape[1] = 15;
   EXPECT_TRUE(Fails(c.forward(), kInvalid, "out: expected shape [2, 16, 4, 64] (as q)", c));
   Fp8Call l;
@@ -215,7 +232,8 @@ TEST(Fp8Misuse, WorkspaceQuery) {
   EXPECT_TRUE(Fails(c.workspace_size(nullptr), kInvalid, "bytes is null", c));
   size_t bytes = 3;
   c.q.dtype = FA_DTYPE_FLOAT32;
-  EXPECT_TRUE(Fails(c.workspace_size(&bytes), kInvalid, "q: the fp8 forward takes float16 or bfloat16", c));
+  EXPECT_TRUE(
+      Fails(c.workspace_size(&bytes), kInvalid, "q: the fp8 forward takes float16 or bfloat16", c));
   EXPECT_EQ(bytes, size_t(3));
 }
 
@@ -229,7 +247,8 @@ TEST(Fp8Misuse, CudaTensorWithoutCuda) {
 TEST(Fp8Misuse, CppApiThrowsWithStatus) {
   Fp8Call c;
   fa::Tensor q, k, v, out, lse;
-  static_cast<fa_tensor&>(q) = c.q, static_cast<fa_tensor&>(k) = c.k, static_cast<fa_tensor&>(v) = c.v;
+  static_cast<fa_tensor&>(q) = c.q, static_cast<fa_tensor&>(k) = c.k,
+  static_cast<fa_tensor&>(v) = c.v;
   static_cast<fa_tensor&>(out) = c.out, static_cast<fa_tensor&>(lse) = c.lse;
   fa::Fp8 f;
   f.set_incoherent(true).set_scaling(FA_FP8_SCALING_PER_HEAD).reuse(1);  // no workspace: invalid

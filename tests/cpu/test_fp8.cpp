@@ -38,7 +38,9 @@ namespace f8 = cpu::fp8;
 // ---------------------------------------------------------------------------------------------
 // e4m3
 // ---------------------------------------------------------------------------------------------
-bool is_nan_code(int c) { return (c & 0x7f) == 0x7f; }
+bool is_nan_code(int c) {
+  return (c & 0x7f) == 0x7f;
+}
 
 TEST(Fp8E4M3, EveryCodeRoundTrips) {
   for (int c = 0; c < 256; ++c) {
@@ -103,8 +105,8 @@ TEST(Fp8Layout, WorkspaceRegionsAreAlignedAndDisjoint) {
   EXPECT_EQ(l.k_blocks, 2);
   EXPECT_EQ(l.vt_keys, 256);
   const int64_t starts[] = {l.q8, l.k8, l.vt8, l.q_scale, l.k_scale, l.v_scale, l.bytes};
-  const int64_t sizes[] = {3 * 17 * 4 * 64, 3 * 129 * 2 * 64, 3 * 2 * 64 * 256, 3 * 4 * 1 * 4,
-                           3 * 2 * 2 * 4, 3 * 2 * 4};
+  const int64_t sizes[] = {3 * 17 * 4 * 64, 3 * 129 * 2 * 64, 3 * 2 * 64 * 256,
+                           3 * 4 * 1 * 4,   3 * 2 * 2 * 4,    3 * 2 * 4};
   for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(starts[i] % 16, 0) << i;
     EXPECT_LE(starts[i] + sizes[i], starts[i + 1]) << i;
@@ -124,13 +126,15 @@ TEST(Fp8Rotation, IsTheSignedNormalisedHadamardMatrix) {
     for (float s : sign) minus += s < 0;
     EXPECT_GT(minus, d / 4) << "signs should look random, d " << d;
     EXPECT_LT(minus, 3 * d / 4) << d;
-    // Column j of M = D H / sqrt(d): e_j maps to sign_j * H[:, j] / sqrt(d), H[i][j] = (-1)^popcount(i & j).
+    // Column j of M = D H / sqrt(d): e_j maps to sign_j * H[:, j] / sqrt(d), H[i][j] =
+    // (-1)^popcount(i & j).
     for (int j : {0, 1, 5, d - 1}) {
       std::vector<float> x(static_cast<size_t>(d), 0.f);
       x[size_t(j)] = 1.f;
       f8::rotate_row(x.data(), d, sign.data(), f8::hadamard_norm(d));
       for (int i = 0; i < d; ++i) {
-        const double want = sign[size_t(j)] * ((__builtin_popcount(unsigned(i & j)) % 2) ? -1.0 : 1.0) /
+        const double want = sign[size_t(j)] *
+                            ((__builtin_popcount(unsigned(i & j)) % 2) ? -1.0 : 1.0) /
                             std::sqrt(double(d));
         ASSERT_NEAR(x[size_t(i)], want, 1e-7) << "d " << d << " i " << i << " j " << j;
       }
@@ -208,12 +212,13 @@ std::vector<float> input_row(const core::AttnParams& p, const void* base, const 
   const double t = double(x) / scale;
   const double got = f8::e4m3_to_float(code);
   const double mag = std::fabs(t);
-  const double step = mag < std::ldexp(1.0, -6) ? std::ldexp(1.0, -9)
-                                                : std::ldexp(1.0, std::ilogb(mag) - 3);
+  const double step =
+      mag < std::ldexp(1.0, -6) ? std::ldexp(1.0, -9) : std::ldexp(1.0, std::ilogb(mag) - 3);
   // x * (448/amax), what is rounded, differs from x / scale by a few fp32 ulps.
   if (std::fabs(got - std::min(std::max(t, -448.0), 448.0)) <= step / 2 + 1e-6 * mag + 1e-12)
     return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "code " << int(code) << " = " << got << " for x/scale " << t;
+  return ::testing::AssertionFailure()
+         << "code " << int(code) << " = " << got << " for x/scale " << t;
 }
 
 struct QuantCase {
@@ -250,7 +255,8 @@ void check_quantiser(const QuantCase& qc, const fa_fp8& f) {
         std::vector<std::vector<float>> x(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) {
           x[size_t(i)] = input_row(p, base, s, b, i, h, &f);
-          for (float v : x[size_t(i)]) amax[size_t(i / rows)] = std::max(amax[size_t(i / rows)], std::fabs(v));
+          for (float v : x[size_t(i)])
+            amax[size_t(i / rows)] = std::max(amax[size_t(i / rows)], std::fabs(v));
         }
         const float head = *std::max_element(amax.begin(), amax.end());
         for (int64_t blk = 0; blk < blocks; ++blk) {
@@ -262,7 +268,8 @@ void check_quantiser(const QuantCase& qc, const fa_fp8& f) {
           for (int c = 0; c < qc.d; ++c) {
             const float sc = scale[(int64_t(b) * heads + h) * blocks + i / rows];
             const uint8_t code = ws[size_t(off8 + ((int64_t(b) * n + i) * heads + h) * qc.d + c)];
-            ASSERT_TRUE(code_ok(code, x[size_t(i)][size_t(c)], sc)) << what << " b " << b << " row " << i << " c " << c;
+            ASSERT_TRUE(code_ok(code, x[size_t(i)][size_t(c)], sc))
+                << what << " b " << b << " row " << i << " c " << c;
           }
       }
   };
@@ -288,7 +295,8 @@ void check_quantiser(const QuantCase& qc, const fa_fp8& f) {
           if (key >= qc.nk)
             ASSERT_EQ(code, 0) << "padding col " << col;
           else
-            ASSERT_TRUE(code_ok(code, x[size_t(key)][size_t(c)], sc)) << "v key " << key << " c " << c;
+            ASSERT_TRUE(code_ok(code, x[size_t(key)][size_t(c)], sc))
+                << "v key " << key << " c " << c;
         }
     }
 }
@@ -361,13 +369,15 @@ void dequantised_reference(const core::AttnParams& p, const std::vector<uint8_t>
   const int d = p.head_dim;
   const int64_t nq = p.seqlen_q, nk = p.seqlen_k, hq = p.heads_q, hk = p.heads_kv;
   auto fl = [&](int64_t off) { return reinterpret_cast<const float*>(ws.data() + off); };
-  std::vector<float> q(size_t(p.batch * nq * hq * d)), k(size_t(p.batch * nk * hk * d)), v(k.size());
+  std::vector<float> q(size_t(p.batch * nq * hq * d)), k(size_t(p.batch * nk * hk * d)),
+      v(k.size());
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t i = 0; i < nq; ++i)
       for (int64_t h = 0; h < hq; ++h)
         for (int c = 0; c < d; ++c) {
           const int64_t at = ((b * nq + i) * hq + h) * d + c;
-          q[size_t(at)] = f8::e4m3_to_float(ws[size_t(l.q8 + at)]) * fl(l.q_scale)[(b * hq + h) * l.q_blocks + i / 64];
+          q[size_t(at)] = f8::e4m3_to_float(ws[size_t(l.q8 + at)]) *
+                          fl(l.q_scale)[(b * hq + h) * l.q_blocks + i / 64];
         }
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < hk; ++h)
@@ -376,9 +386,11 @@ void dequantised_reference(const core::AttnParams& p, const std::vector<uint8_t>
           const int64_t j = col / 32 * 32 + cf::vt_key(int(col % 32));
           if (j >= nk) continue;
           const int64_t at = ((b * nk + j) * hk + h) * d + c;
-          k[size_t(at)] = f8::e4m3_to_float(ws[size_t(l.k8 + at)]) * fl(l.k_scale)[(b * hk + h) * l.k_blocks + j / 128];
-          v[size_t(at)] = f8::e4m3_to_float(ws[size_t(l.vt8 + ((b * hk + h) * d + c) * l.vt_keys + col)]) *
-                          fl(l.v_scale)[b * hk + h];
+          k[size_t(at)] = f8::e4m3_to_float(ws[size_t(l.k8 + at)]) *
+                          fl(l.k_scale)[(b * hk + h) * l.k_blocks + j / 128];
+          v[size_t(at)] =
+              f8::e4m3_to_float(ws[size_t(l.vt8 + ((b * hk + h) * d + c) * l.vt_keys + col)]) *
+              fl(l.v_scale)[b * hk + h];
         }
   core::AttnParams p32 = p;
   p32.dtype = DType::F32;
@@ -425,7 +437,8 @@ FwdResult run_forward_case(const FwdCase& fc, uint64_t seed) {
   sq = 0;
   size_t finite = 0;
   for (size_t i = 0; i < ours_lse.size(); ++i)
-    if (std::isfinite(ref_lse[i])) sq += (ours_lse[i] - ref_lse[i]) * (ours_lse[i] - ref_lse[i]), ++finite;
+    if (std::isfinite(ref_lse[i]))
+      sq += (ours_lse[i] - ref_lse[i]) * (ours_lse[i] - ref_lse[i]), ++finite;
   r.rmse_lse = std::sqrt(sq / double(std::max<size_t>(finite, 1)));
   // Rows that see no key: O exactly 0, LSE -inf (compare() counts only a matching -inf as 0).
   for (size_t i = 0; i < ref_lse.size(); ++i)
@@ -511,11 +524,13 @@ TEST(Fp8Accuracy, OutlierTable) {
   constexpr int kSchemes = 4, kSeeds = 2;
   FwdCase c;
   c.b = 1, c.hq = c.hk = 2, c.d = 128, c.nq = c.nk = 1024, c.outliers = true;
-  std::printf("fp8 accuracy, CPU path (quantisation only; P not rounded to e4m3), bf16 in/out, d128, "
-              "Nq=Nk=1024, H2, N(0,1) with 0.1%% of q/k/v entries multiplied by U(lo, hi)\n");
+  std::printf(
+      "fp8 accuracy, CPU path (quantisation only; P not rounded to e4m3), bf16 in/out, d128, "
+      "Nq=Nk=1024, H2, N(0,1) with 0.1%% of q/k/v entries multiplied by U(lo, hi)\n");
   std::printf("  %-10s %-22s %-20s %-20s %s\n", "outliers", "scheme", "RMSE(O) per seed",
               "RMSE(LSE) per seed", "max|O err|");
-  for (const auto& range : {std::pair<float, float>{10.f, 100.f}, std::pair<float, float>{3.f, 10.f}}) {
+  for (const auto& range :
+       {std::pair<float, float>{10.f, 100.f}, std::pair<float, float>{3.f, 10.f}}) {
     c.out_lo = range.first, c.out_hi = range.second;
     double rmse[kSchemes][kSeeds], rmse_lse[kSchemes][kSeeds];
     uint64_t seeds[kSeeds];
@@ -539,7 +554,8 @@ TEST(Fp8Accuracy, OutlierTable) {
     // decided by one or two keys and O's error by which of them wins: no scheme wins O there
     // reliably (printed only).
     for (int s = 0; s < kSeeds; ++s) {
-      EXPECT_LT(rmse_lse[2][s], rmse_lse[0][s]) << "RMSE(LSE), x" << range.first << ", seed " << seeds[s];
+      EXPECT_LT(rmse_lse[2][s], rmse_lse[0][s])
+          << "RMSE(LSE), x" << range.first << ", seed " << seeds[s];
       if (range.second <= 10.f) {
         EXPECT_LT(rmse[2][s], rmse[0][s]) << "RMSE(O), x" << range.first << ", seed " << seeds[s];
       }

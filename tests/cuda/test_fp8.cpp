@@ -54,8 +54,9 @@ struct Fp8Case {
   bool outliers = false;
   bool strided = false;  // gaps after every head, row and sequence
 };
-void PrintTo(const Fp8Case& c, std::ostream* os) { *os << c.name; }
-
+void PrintTo(const Fp8Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 bool gpu_is_sm90() {
   int dev = 0, major = 0, minor = 0;
@@ -103,7 +104,8 @@ Fp8Input make_input(const Fp8Case& c, int64_t n, int heads, std::mt19937_64& rng
               c.dtype == FA_DTYPE_FLOAT16 ? cpu::f32_to_f16(x) : cpu::f32_to_bf16(x);
         }
   in.dev = std::make_shared<DeviceBuffer>(in.host.size() * 2);
-  cuda_ok(cudaMemcpy(in.dev->get(), in.host.data(), in.host.size() * 2, cudaMemcpyHostToDevice), "upload input");
+  cuda_ok(cudaMemcpy(in.dev->get(), in.host.data(), in.host.size() * 2, cudaMemcpyHostToDevice),
+          "upload input");
   return in;
 }
 
@@ -152,23 +154,27 @@ core::AttnParams params_of(const Fp8Case& c, const Fp8Inputs& in, bool on_device
 
 std::string describe(const Fp8Case& c) {
   std::ostringstream s;
-  s << c.name << ": " << (c.dtype == FA_DTYPE_FLOAT16 ? "fp16" : "bf16") << " d" << c.d << " B" << c.b
-    << " Hq" << c.hq << " Hk" << c.hk << " Nq" << c.nq << " Nk" << c.nk << (c.causal ? " causal" : "")
-    << " window(" << c.wl << "," << c.wr << ") " << (c.scaling == FA_FP8_SCALING_BLOCK ? "block" : "per-head")
-    << (c.incoherent ? " incoherent" : "") << (c.outliers ? " outliers" : "") << (c.strided ? " strided" : "");
+  s << c.name << ": " << (c.dtype == FA_DTYPE_FLOAT16 ? "fp16" : "bf16") << " d" << c.d << " B"
+    << c.b << " Hq" << c.hq << " Hk" << c.hk << " Nq" << c.nq << " Nk" << c.nk
+    << (c.causal ? " causal" : "") << " window(" << c.wl << "," << c.wr << ") "
+    << (c.scaling == FA_FP8_SCALING_BLOCK ? "block" : "per-head")
+    << (c.incoherent ? " incoherent" : "") << (c.outliers ? " outliers" : "")
+    << (c.strided ? " strided" : "");
   return s.str();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Quantiser: CUDA bytes == CPU bytes
 // ---------------------------------------------------------------------------------------------
-::testing::AssertionResult same_bytes(const char* what, const uint8_t* gpu, const uint8_t* cpu, int64_t n) {
+::testing::AssertionResult same_bytes(const char* what, const uint8_t* gpu, const uint8_t* cpu,
+                                      int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     if (gpu[i] != cpu[i]) {
       int64_t count = 0;
       for (int64_t j = i; j < n; ++j) count += gpu[j] != cpu[j];
-      return ::testing::AssertionFailure() << what << ": " << count << " of " << n << " bytes differ, first at "
-                                           << i << " (gpu " << int(gpu[i]) << ", cpu " << int(cpu[i]) << ")";
+      return ::testing::AssertionFailure()
+             << what << ": " << count << " of " << n << " bytes differ, first at " << i << " (gpu "
+             << int(gpu[i]) << ", cpu " << int(cpu[i]) << ")";
     }
   return ::testing::AssertionSuccess();
 }
@@ -187,7 +193,8 @@ TEST_P(Fp8Quantiser, BitIdenticalToCpu) {
       SCOPED_TRACE(describe(c) + ", seed " + std::to_string(seed));
       const fa_fp8 f = fp8_of(c);
       const fa_options opt = options_of(c);
-      const core::AttnParams ph = params_of(c, in, false, f, opt), pd = params_of(c, in, true, f, opt);
+      const core::AttnParams ph = params_of(c, in, false, f, opt),
+                             pd = params_of(c, in, true, f, opt);
       const cuda::fp8::Workspace w = cuda::fp8::workspace(pd);
       const cf::Layout& l = w.l;
       std::vector<uint8_t> cpu_ws(size_t(l.bytes), 0xAB);
@@ -199,14 +206,18 @@ TEST_P(Fp8Quantiser, BitIdenticalToCpu) {
       cuda_ok(cudaDeviceSynchronize(), "quantise");
       const std::vector<uint8_t> gpu_ws = ws.to_host_bytes();
       const int64_t B = c.b, d = c.d;
-      EXPECT_TRUE(same_bytes("q8", &gpu_ws[size_t(l.q8)], &cpu_ws[size_t(l.q8)], B * c.nq * c.hq * d));
-      EXPECT_TRUE(same_bytes("k8", &gpu_ws[size_t(l.k8)], &cpu_ws[size_t(l.k8)], B * c.nk * c.hk * d));
-      EXPECT_TRUE(same_bytes("vt8", &gpu_ws[size_t(l.vt8)], &cpu_ws[size_t(l.vt8)], B * c.hk * d * l.vt_keys));
+      EXPECT_TRUE(
+          same_bytes("q8", &gpu_ws[size_t(l.q8)], &cpu_ws[size_t(l.q8)], B * c.nq * c.hq * d));
+      EXPECT_TRUE(
+          same_bytes("k8", &gpu_ws[size_t(l.k8)], &cpu_ws[size_t(l.k8)], B * c.nk * c.hk * d));
+      EXPECT_TRUE(same_bytes("vt8", &gpu_ws[size_t(l.vt8)], &cpu_ws[size_t(l.vt8)],
+                             B * c.hk * d * l.vt_keys));
       EXPECT_TRUE(same_bytes("q_scale", &gpu_ws[size_t(l.q_scale)], &cpu_ws[size_t(l.q_scale)],
                              B * c.hq * l.q_blocks * 4));
       EXPECT_TRUE(same_bytes("k_scale", &gpu_ws[size_t(l.k_scale)], &cpu_ws[size_t(l.k_scale)],
                              B * c.hk * l.k_blocks * 4));
-      EXPECT_TRUE(same_bytes("v_scale", &gpu_ws[size_t(l.v_scale)], &cpu_ws[size_t(l.v_scale)], B * c.hk * 4));
+      EXPECT_TRUE(same_bytes("v_scale", &gpu_ws[size_t(l.v_scale)], &cpu_ws[size_t(l.v_scale)],
+                             B * c.hk * 4));
     }
 }
 
@@ -220,10 +231,11 @@ Fp8Case qcase(const char* name, fa_dtype dt, int d, int b, int hq, int hk, int64
 
 INSTANTIATE_TEST_SUITE_P(
     Fp8, Fp8Quantiser,
-    ::testing::Values(qcase("d64_tiny", FA_DTYPE_BFLOAT16, 64, 1, 1, 1, 1, 17, false, false),
-                      qcase("d128_gqa_strided_outliers", FA_DTYPE_BFLOAT16, 128, 2, 4, 2, 1000, 129, true, true),
-                      qcase("d256_fp16_long_k", FA_DTYPE_FLOAT16, 256, 1, 2, 1, 17, 4097, true, false),
-                      qcase("d64_mqa_fp16_strided", FA_DTYPE_FLOAT16, 64, 2, 8, 1, 130, 1000, false, true)),
+    ::testing::Values(
+        qcase("d64_tiny", FA_DTYPE_BFLOAT16, 64, 1, 1, 1, 1, 17, false, false),
+        qcase("d128_gqa_strided_outliers", FA_DTYPE_BFLOAT16, 128, 2, 4, 2, 1000, 129, true, true),
+        qcase("d256_fp16_long_k", FA_DTYPE_FLOAT16, 256, 1, 2, 1, 17, 4097, true, false),
+        qcase("d64_mqa_fp16_strided", FA_DTYPE_FLOAT16, 64, 2, 8, 1, 130, 1000, false, true)),
     [](const ::testing::TestParamInfo<Fp8Case>& i) { return i.param.name; });
 
 // ---------------------------------------------------------------------------------------------
@@ -310,7 +322,8 @@ std::vector<double> out_to_double(const DeviceBuffer& buf, fa_dtype dt, size_t n
 struct Outputs {
   DeviceBuffer o, lse;
   fa_tensor to{}, tl{};
-  Outputs(const Fp8Case& c) : o(size_t(c.b * c.nq * c.hq * c.d * 2)), lse(size_t(c.b * c.hq * c.nq * 4)) {
+  Outputs(const Fp8Case& c)
+      : o(size_t(c.b * c.nq * c.hq * c.d * 2)), lse(size_t(c.b * c.hq * c.nq * 4)) {
     o.poison();
     lse.poison();
     to.data = o.get(), to.dtype = c.dtype, to.device = FA_DEVICE_CUDA, to.rank = 4;
@@ -323,9 +336,10 @@ struct Outputs {
 };
 
 // Runs the call; false (and a skip message) when this GPU or build cannot serve it.
-bool run_fp8(const Fp8Case& c, const Fp8Inputs& in, const fa_fp8& f, fa_options opt, void* ws, size_t ws_bytes,
-             Outputs& out, std::string* skip) {
-  const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true), v = in.v.tensor(c.dtype, true);
+bool run_fp8(const Fp8Case& c, const Fp8Inputs& in, const fa_fp8& f, fa_options opt, void* ws,
+             size_t ws_bytes, Outputs& out, std::string* skip) {
+  const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true),
+                  v = in.v.tensor(c.dtype, true);
   opt.workspace = ws, opt.workspace_bytes = ws_bytes;
   const fa_status st = fa_fp8_forward(&q, &k, &v, &f, &out.to, &out.tl, &opt);
   const std::string msg = fa_last_error();
@@ -353,7 +367,8 @@ TEST_P(Fp8Forward, MatchesReference) {
   const core::AttnParams pd = params_of(c, in, true, f, opt);
   size_t ws_bytes = 0;
   {
-    const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true), v = in.v.tensor(c.dtype, true);
+    const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true),
+                    v = in.v.tensor(c.dtype, true);
     ASSERT_EQ(fa_fp8_workspace_size(&q, &k, &v, &f, &opt, &ws_bytes), FA_OK) << fa_last_error();
   }
   DeviceBuffer ws(ws_bytes);
@@ -368,7 +383,8 @@ TEST_P(Fp8Forward, MatchesReference) {
   // float64 reference of the original inputs (GPU), naive of the quantised ones (host).
   const DenseDims dd = dense_dims(pd);
   DeviceBuffer ro(dd.o_elems() * 8), rl(dd.lse_elems() * 8);
-  cuda_ok(reference_forward(pd, Precision::F64, ro.as<double>(), rl.as<double>(), nullptr), "reference f64");
+  cuda_ok(reference_forward(pd, Precision::F64, ro.as<double>(), rl.as<double>(), nullptr),
+          "reference f64");
   cuda_ok(cudaDeviceSynchronize(), "reference f64");
   const std::vector<double> ref_o = to_host(ro.as<double>(), dd.o_elems()),
                             ref_l = to_host(rl.as<double>(), dd.lse_elems());
@@ -384,9 +400,11 @@ TEST_P(Fp8Forward, MatchesReference) {
   // Rows without a visible key: O exactly 0 (LSE -inf is part of check_rule).
   for (size_t r = 0; r < ref_l.size(); ++r) {
     if (!std::isinf(ref_l[r])) continue;
-    const int64_t i = int64_t(r) % c.nq, h = (int64_t(r) / c.nq) % c.hq, b = int64_t(r) / (c.nq * c.hq);
+    const int64_t i = int64_t(r) % c.nq, h = (int64_t(r) / c.nq) % c.hq,
+                  b = int64_t(r) / (c.nq * c.hq);
     for (int e = 0; e < c.d; ++e)
-      ASSERT_EQ(ours_o[size_t(((b * c.nq + i) * c.hq + h) * c.d + e)], 0.0) << "masked row " << i << " head " << h;
+      ASSERT_EQ(ours_o[size_t(((b * c.nq + i) * c.hq + h) * c.d + e)], 0.0)
+          << "masked row " << i << " head " << h;
   }
 }
 
@@ -407,34 +425,34 @@ const std::vector<Fp8Case>& forward_cases() {
     v.push_back(with(fcase("d64_q17_k128_fp16_perhead", 64, 17, 128), [](Fp8Case& c) {
       c.dtype = FA_DTYPE_FLOAT16, c.scaling = FA_FP8_SCALING_PER_HEAD;
     }));
-    v.push_back(with(fcase("d64_q64_k129_plain", 64, 64, 129), [](Fp8Case& c) { c.incoherent = 0; }));
-    v.push_back(with(fcase("d64_q1000_k1000_causal_b2", 64, 1000, 1000), [](Fp8Case& c) { c.causal = true, c.b = 2; }));
-    v.push_back(with(fcase("d128_q17_k4097_plain", 128, 17, 4097), [](Fp8Case& c) { c.incoherent = 0; }));
-    v.push_back(with(fcase("d128_q1000_k4097_causal_gqa4", 128, 1000, 4097), [](Fp8Case& c) {
-      c.causal = true, c.hq = 8, c.hk = 2;
-    }));
-    v.push_back(with(fcase("d128_q64_k1000_window_fp16", 128, 64, 1000), [](Fp8Case& c) {
-      c.wl = 100, c.wr = 0, c.dtype = FA_DTYPE_FLOAT16;
-    }));
-    v.push_back(with(fcase("d128_q1000_k129_mqa_perhead", 128, 1000, 129), [](Fp8Case& c) {
-      c.hq = 4, c.hk = 1, c.scaling = FA_FP8_SCALING_PER_HEAD;
-    }));
-    v.push_back(with(fcase("d128_q1000_k1000_outliers", 128, 1000, 1000), [](Fp8Case& c) { c.outliers = true; }));
-    v.push_back(with(fcase("d128_q1000_k1000_outliers_perhead_plain", 128, 1000, 1000), [](Fp8Case& c) {
-      c.outliers = true, c.scaling = FA_FP8_SCALING_PER_HEAD, c.incoherent = 0;
-    }));
+    v.push_back(
+        with(fcase("d64_q64_k129_plain", 64, 64, 129), [](Fp8Case& c) { c.incoherent = 0; }));
+    v.push_back(with(fcase("d64_q1000_k1000_causal_b2", 64, 1000, 1000),
+                     [](Fp8Case& c) { c.causal = true, c.b = 2; }));
+    v.push_back(
+        with(fcase("d128_q17_k4097_plain", 128, 17, 4097), [](Fp8Case& c) { c.incoherent = 0; }));
+    v.push_back(with(fcase("d128_q1000_k4097_causal_gqa4", 128, 1000, 4097),
+                     [](Fp8Case& c) { c.causal = true, c.hq = 8, c.hk = 2; }));
+    v.push_back(with(fcase("d128_q64_k1000_window_fp16", 128, 64, 1000),
+                     [](Fp8Case& c) { c.wl = 100, c.wr = 0, c.dtype = FA_DTYPE_FLOAT16; }));
+    v.push_back(with(fcase("d128_q1000_k129_mqa_perhead", 128, 1000, 129),
+                     [](Fp8Case& c) { c.hq = 4, c.hk = 1, c.scaling = FA_FP8_SCALING_PER_HEAD; }));
+    v.push_back(with(fcase("d128_q1000_k1000_outliers", 128, 1000, 1000),
+                     [](Fp8Case& c) { c.outliers = true; }));
+    v.push_back(
+        with(fcase("d128_q1000_k1000_outliers_perhead_plain", 128, 1000, 1000), [](Fp8Case& c) {
+          c.outliers = true, c.scaling = FA_FP8_SCALING_PER_HEAD, c.incoherent = 0;
+        }));
     v.push_back(fcase("d256_q1_k4097", 256, 1, 4097));
-    v.push_back(with(fcase("d256_q17_k129_causal_fp16", 256, 17, 129), [](Fp8Case& c) {
-      c.causal = true, c.dtype = FA_DTYPE_FLOAT16;
-    }));
-    v.push_back(with(fcase("d256_q1000_k1000_window_gqa4_strided", 256, 1000, 1000), [](Fp8Case& c) {
-      c.wl = 200, c.wr = 50, c.hq = 8, c.hk = 2, c.strided = true;
-    }));
+    v.push_back(with(fcase("d256_q17_k129_causal_fp16", 256, 17, 129),
+                     [](Fp8Case& c) { c.causal = true, c.dtype = FA_DTYPE_FLOAT16; }));
+    v.push_back(
+        with(fcase("d256_q1000_k1000_window_gqa4_strided", 256, 1000, 1000),
+             [](Fp8Case& c) { c.wl = 200, c.wr = 50, c.hq = 8, c.hk = 2, c.strided = true; }));
     // Window (0, 0) with Nq > Nk: rows 0..19 see no key.
     v.push_back(with(fcase("d64_masked_rows", 64, 40, 20), [](Fp8Case& c) { c.wl = 0, c.wr = 0; }));
-    v.push_back(with(fcase("d128_masked_rows_fp16", 128, 300, 129), [](Fp8Case& c) {
-      c.wl = 0, c.wr = 0, c.dtype = FA_DTYPE_FLOAT16;
-    }));
+    v.push_back(with(fcase("d128_masked_rows_fp16", 128, 300, 129),
+                     [](Fp8Case& c) { c.wl = 0, c.wr = 0, c.dtype = FA_DTYPE_FLOAT16; }));
     return v;
   }();
   return cases;
@@ -457,7 +475,8 @@ TEST(Fp8ForwardReuse, SameBytesAsAFullCall) {
     const fa_options opt = options_of(c);
     size_t ws_bytes = 0;
     {
-      const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true), v = in.v.tensor(c.dtype, true);
+      const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true),
+                      v = in.v.tensor(c.dtype, true);
       ASSERT_EQ(fa_fp8_workspace_size(&q, &k, &v, &f, &opt, &ws_bytes), FA_OK) << fa_last_error();
     }
     DeviceBuffer ws(ws_bytes);
@@ -472,7 +491,8 @@ TEST(Fp8ForwardReuse, SameBytesAsAFullCall) {
       f.reuse_quantized = reuse;
       Outputs again(c);
       // reuse 0 here: the library allocates its own workspace.
-      ASSERT_TRUE(run_fp8(c, in, f, opt, reuse ? ws.get() : nullptr, reuse ? ws_bytes : 0, again, &skip));
+      ASSERT_TRUE(
+          run_fp8(c, in, f, opt, reuse ? ws.get() : nullptr, reuse ? ws_bytes : 0, again, &skip));
       EXPECT_EQ(again.o.to_host_bytes(), o_full) << "reuse_quantized " << reuse;
       EXPECT_EQ(again.lse.to_host_bytes(), l_full) << "reuse_quantized " << reuse;
     }
@@ -487,12 +507,15 @@ TEST(Fp8ForwardArch, NonHopperGpuIsUnsupported) {
   const fa_fp8 f = fp8_of(c);
   const fa_options opt = options_of(c);
   Outputs out(c);
-  const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true), v = in.v.tensor(c.dtype, true);
+  const fa_tensor q = in.q.tensor(c.dtype, true), k = in.k.tensor(c.dtype, true),
+                  v = in.v.tensor(c.dtype, true);
   EXPECT_EQ(fa_fp8_forward(&q, &k, &v, &f, &out.to, &out.tl, &opt), FA_ERROR_UNSUPPORTED);
-  EXPECT_NE(std::string(fa_last_error()).find("fp8 attention needs an sm90a GPU (Hopper)"), std::string::npos)
+  EXPECT_NE(std::string(fa_last_error()).find("fp8 attention needs an sm90a GPU (Hopper)"),
+            std::string::npos)
       << fa_last_error();
   const std::vector<uint8_t> o = out.o.to_host_bytes();
-  EXPECT_TRUE(std::all_of(o.begin(), o.end(), [](uint8_t x) { return x == 0xFF; })) << "out was written";
+  EXPECT_TRUE(std::all_of(o.begin(), o.end(), [](uint8_t x) { return x == 0xFF; }))
+      << "out was written";
 }
 
 }  // namespace

@@ -47,15 +47,19 @@ struct Args {
   int rows = 0;
   bool incoherent = false;
   uint64_t seed = 0;
-  float norm = 1.f;          // 1/sqrt(d), computed on the host as the CPU quantiser does
-  uint8_t* x8 = nullptr;     // Q/K: [B, n, heads, d]; V: Vᵀ [B, heads, d, vt_keys]
+  float norm = 1.f;       // 1/sqrt(d), computed on the host as the CPU quantiser does
+  uint8_t* x8 = nullptr;  // Q/K: [B, n, heads, d]; V: Vᵀ [B, heads, d, vt_keys]
   int64_t vt_keys = 0;
-  float* scale = nullptr;    // Q/K: [B, heads, blocks]; V: [B, heads]
-  float* amax = nullptr;     // scratch [B, heads, blocks]
+  float* scale = nullptr;  // Q/K: [B, heads, blocks]; V: [B, heads]
+  float* amax = nullptr;   // scratch [B, heads, blocks]
 };
 
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+__device__ __forceinline__ float to_f32(__half v) {
+  return __half2float(v);
+}
 
 __device__ __forceinline__ float flush(float x) {
   return fabsf(x) < 1.17549435e-38f ? copysignf(0.f, x) : x;
@@ -75,7 +79,7 @@ __device__ __forceinline__ void load_row(const Args& a, int b, int h, int64_t i,
   if (!a.incoherent) return;
 #pragma unroll
   for (int e = 0; e < E; ++e) x[e] = __fmul_rn(x[e], sign[e]);
-  // Stages h = 1 .. E/2: both channels of a pair in this lane.
+    // Stages h = 1 .. E/2: both channels of a pair in this lane.
 #pragma unroll
   for (int hs = 1; hs < E; hs *= 2)
 #pragma unroll
@@ -85,8 +89,8 @@ __device__ __forceinline__ void load_row(const Args& a, int b, int h, int64_t i,
         x[e] = __fadd_rn(lo, hi);
         x[e + hs] = __fsub_rn(lo, hi);
       }
-  // Stages h = E .. d/2: the partner channel is in lane ^ (h/E); the lower lane keeps a + b, the
-  // upper a - b (a = the lower channel's value).
+      // Stages h = E .. d/2: the partner channel is in lane ^ (h/E); the lower lane keeps a + b,
+      // the upper a - b (a = the lower channel's value).
 #pragma unroll
   for (int m = 1; m < 32; m *= 2)
 #pragma unroll
@@ -101,7 +105,8 @@ __device__ __forceinline__ void load_row(const Args& a, int b, int h, int64_t i,
 template <int E>
 __device__ __forceinline__ void signs(const Args& a, int lane, float (&sign)[E]) {
 #pragma unroll
-  for (int e = 0; e < E; ++e) sign[e] = a.incoherent ? cf::hadamard_sign(a.seed, lane * E + e) : 1.f;
+  for (int e = 0; e < E; ++e)
+    sign[e] = a.incoherent ? cf::hadamard_sign(a.seed, lane * E + e) : 1.f;
 }
 
 // Max over the CTA; every thread gets it. Max is exact, so the order does not matter.
@@ -206,7 +211,7 @@ template <typename T, int E>
 __global__ void __launch_bounds__(kThreads) quantize_vt_kernel(const Args a) {
   constexpr int d = 32 * E;
   constexpr int kCols = cf::kKBlock;
-  constexpr int kGroup = 16;  // bytes per thread store
+  constexpr int kGroup = 16;                      // bytes per thread store
   __shared__ alignas(16) uint8_t tile[kCols][d];  // [key][channel], 8..32 KB
   const int64_t blk = blockIdx.x;
   const int h = blockIdx.y, b = blockIdx.z;
@@ -238,7 +243,8 @@ __global__ void __launch_bounds__(kThreads) quantize_vt_kernel(const Args a) {
       const int key = col / cf::kVtChunk * cf::kVtChunk + cf::vt_key(col % cf::kVtChunk);
       w[t / 4] |= uint32_t(tile[key][c]) << (8 * (t % 4));
     }
-    *reinterpret_cast<uint4*>(head + int64_t(c) * a.vt_keys + s0) = make_uint4(w[0], w[1], w[2], w[3]);
+    *reinterpret_cast<uint4*>(head + int64_t(c) * a.vt_keys + s0) =
+        make_uint4(w[0], w[1], w[2], w[3]);
   }
 }
 
@@ -259,27 +265,34 @@ core::Status launch(const core::AttnParams& p, const fa_fp8& f, bool do_q, bool 
     a.amax = reinterpret_cast<float*>(ws + amax);
     return a;
   };
-  auto grid = [&](const Args& a) { return dim3(unsigned(a.blocks), unsigned(a.heads), unsigned(p.batch)); };
+  auto grid = [&](const Args& a) {
+    return dim3(unsigned(a.blocks), unsigned(a.heads), unsigned(p.batch));
+  };
   auto quantize_rows = [&](const Args& a) {
     if (a.blocks == 0 || p.batch == 0) return;
     if (per_head) {
       block_amax_kernel<T, E><<<grid(a), kThreads, 0, stream>>>(a);
-      reduce_head_amax_kernel<<<dim3(unsigned(a.heads), unsigned(p.batch)), kThreads, 0, stream>>>(a);
+      reduce_head_amax_kernel<<<dim3(unsigned(a.heads), unsigned(p.batch)), kThreads, 0, stream>>>(
+          a);
       quantize_rows_kernel<T, E, true><<<grid(a), kThreads, 0, stream>>>(a);
     } else {
       quantize_rows_kernel<T, E, false><<<grid(a), kThreads, 0, stream>>>(a);
     }
   };
   if (do_q)
-    quantize_rows(rows(p.q, p.q_str, p.seqlen_q, p.heads_q, cf::kQBlock, w.l.q8, w.l.q_scale, w.q_amax));
+    quantize_rows(
+        rows(p.q, p.q_str, p.seqlen_q, p.heads_q, cf::kQBlock, w.l.q8, w.l.q_scale, w.q_amax));
   if (do_kv) {
-    quantize_rows(rows(p.k, p.k_str, p.seqlen_k, p.heads_kv, cf::kKBlock, w.l.k8, w.l.k_scale, w.k_amax));
-    Args v = rows(p.v, p.v_str, p.seqlen_k, p.heads_kv, cf::kKBlock, w.l.vt8, w.l.v_scale, w.v_amax);
+    quantize_rows(
+        rows(p.k, p.k_str, p.seqlen_k, p.heads_kv, cf::kKBlock, w.l.k8, w.l.k_scale, w.k_amax));
+    Args v =
+        rows(p.v, p.v_str, p.seqlen_k, p.heads_kv, cf::kKBlock, w.l.vt8, w.l.v_scale, w.v_amax);
     v.incoherent = false;
     v.vt_keys = w.l.vt_keys;
     if (v.blocks > 0 && p.batch > 0) {
       block_amax_kernel<T, E><<<grid(v), kThreads, 0, stream>>>(v);
-      reduce_head_amax_kernel<<<dim3(unsigned(v.heads), unsigned(p.batch)), kThreads, 0, stream>>>(v);
+      reduce_head_amax_kernel<<<dim3(unsigned(v.heads), unsigned(p.batch)), kThreads, 0, stream>>>(
+          v);
       quantize_vt_kernel<T, E><<<grid(v), kThreads, 0, stream>>>(v);
     }
   }
@@ -290,9 +303,12 @@ template <typename T>
 core::Status launch_dim(const core::AttnParams& p, const fa_fp8& f, bool q, bool kv, uint8_t* ws,
                         cudaStream_t s) {
   switch (p.head_dim) {
-    case 64: return launch<T, 2>(p, f, q, kv, ws, s);
-    case 128: return launch<T, 4>(p, f, q, kv, ws, s);
-    case 256: return launch<T, 8>(p, f, q, kv, ws, s);
+    case 64:
+      return launch<T, 2>(p, f, q, kv, ws, s);
+    case 128:
+      return launch<T, 4>(p, f, q, kv, ws, s);
+    case 256:
+      return launch<T, 8>(p, f, q, kv, ws, s);
   }
   return core::unsupported("fp8 quantiser: head_dim " + std::to_string(p.head_dim) +
                            " (64, 128 or 256)");
