@@ -36,6 +36,11 @@
 // go to query head hk·G + (r & (G-1)). The scheduler then walks (query block, KV head) tiles.
 // Tails: TMA zero-fills rows beyond the tensor; rows of another varlen sequence that TMA does load
 // are masked as keys (col >= k_len) and never stored as queries.
+// FP8 (Element = e4m3, FwdKernel::kFp8; fa::cuda::fp8_attention): the same roles and
+// synchronisation on quantised inputs (core/fp8.hpp). The producer loads Vᵀ boxes (d × kBlockN,
+// keys contiguous) instead of V rows; both GEMMs are e4m3 wgmma (k32), P·V with P converted in
+// place into its A fragment; the softmax folds in q_scale · k_scale(j) per key block, the epilogue
+// v_scale, and O is written in OutElement (bf16 / fp16).
 #pragma once
 
 #include "cuda/sm90/fwd_tile_config.hpp"  // before CuTe: decides the extended shapes below
