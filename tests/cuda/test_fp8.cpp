@@ -179,11 +179,8 @@ std::string describe(const Fp8Case& c) {
   return ::testing::AssertionSuccess();
 }
 
-class Fp8Quantiser : public ::testing::TestWithParam<Fp8Case> {};
-
-TEST_P(Fp8Quantiser, BitIdenticalToCpu) {
-  FA_REQUIRE_GPU();
-  const Fp8Case& base = GetParam();
+// The quantised inputs of `base` (BLOCK and PER_HEAD, incoherent on and off) from both quantisers.
+void check_quantiser(const Fp8Case& base) {
   const uint64_t seed = test::fresh_seed();
   const Fp8Inputs in = make_inputs(base, seed);
   for (fa_fp8_scaling s : {FA_FP8_SCALING_BLOCK, FA_FP8_SCALING_PER_HEAD})
@@ -219,6 +216,13 @@ TEST_P(Fp8Quantiser, BitIdenticalToCpu) {
       EXPECT_TRUE(same_bytes("v_scale", &gpu_ws[size_t(l.v_scale)], &cpu_ws[size_t(l.v_scale)],
                              B * c.hk * 4));
     }
+}
+
+class Fp8Quantiser : public ::testing::TestWithParam<Fp8Case> {};
+
+TEST_P(Fp8Quantiser, BitIdenticalToCpu) {
+  FA_REQUIRE_GPU();
+  check_quantiser(GetParam());
 }
 
 Fp8Case qcase(const char* name, fa_dtype dt, int d, int b, int hq, int hk, int64_t nq, int64_t nk,
@@ -353,12 +357,8 @@ bool run_fp8(const Fp8Case& c, const Fp8Inputs& in, const fa_fp8& f, fa_options 
   return st == FA_OK;
 }
 
-class Fp8Forward : public ::testing::TestWithParam<Fp8Case> {};
-
-TEST_P(Fp8Forward, MatchesReference) {
-  FA_REQUIRE_GPU();
-  if (!gpu_is_sm90()) GTEST_SKIP() << "the fp8 forward needs an sm90a GPU";
-  const Fp8Case& c = GetParam();
+// One fa_fp8_forward call of case c against the reference and the naive, with the 2x rule.
+void check_forward(const Fp8Case& c) {
   const uint64_t seed = test::fresh_seed();
   SCOPED_TRACE(describe(c) + ", seed " + std::to_string(seed) + " (FA_TEST_SEED replays it)");
   const Fp8Inputs in = make_inputs(c, seed);
@@ -406,6 +406,14 @@ TEST_P(Fp8Forward, MatchesReference) {
       ASSERT_EQ(ours_o[size_t(((b * c.nq + i) * c.hq + h) * c.d + e)], 0.0)
           << "masked row " << i << " head " << h;
   }
+}
+
+class Fp8Forward : public ::testing::TestWithParam<Fp8Case> {};
+
+TEST_P(Fp8Forward, MatchesReference) {
+  FA_REQUIRE_GPU();
+  if (!gpu_is_sm90()) GTEST_SKIP() << "the fp8 forward needs an sm90a GPU";
+  check_forward(GetParam());
 }
 
 Fp8Case fcase(const char* name, int d, int64_t nq, int64_t nk) {
@@ -456,6 +464,22 @@ const std::vector<Fp8Case>& forward_cases() {
     return v;
   }();
   return cases;
+}
+
+// A few small shapes of everything, for compute-sanitizer runs (scripts/gpu/fp8.sh: *Fp8*Small*).
+TEST(Fp8Small, QuantiserAndForward) {
+  FA_REQUIRE_GPU();
+  check_quantiser(qcase("small_quant", FA_DTYPE_BFLOAT16, 64, 2, 4, 2, 70, 130, true, true));
+  if (!gpu_is_sm90()) GTEST_SKIP() << "the fp8 forward needs an sm90a GPU";
+  check_forward(with(fcase("small_d64_causal_gqa", 64, 17, 129),
+                     [](Fp8Case& c) { c.causal = true, c.hq = 4, c.hk = 2; }));
+  check_forward(with(fcase("small_d128_window_fp16", 128, 65, 200),
+                     [](Fp8Case& c) { c.wl = 30, c.wr = 3, c.dtype = FA_DTYPE_FLOAT16; }));
+  check_forward(with(fcase("small_d256_perhead_b2", 256, 33, 130), [](Fp8Case& c) {
+    c.b = 2, c.scaling = FA_FP8_SCALING_PER_HEAD, c.incoherent = 0;
+  }));
+  check_forward(
+      with(fcase("small_masked_rows", 64, 40, 20), [](Fp8Case& c) { c.wl = 0, c.wr = 0; }));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fp8, Fp8Forward, ::testing::ValuesIn(forward_cases()),
