@@ -3,8 +3,9 @@
 - flash_attn_func / flash_attn_varlen_func: drop-ins for flash_attn's, on torch tensors.
 - flash_attn_with_kvcache: flash_attn's KV-cache decode (contiguous or paged cache, in-place
   append), on torch tensors.
-- attention / attention_backward (and the _varlen forms), attention_with_kvcache: any DLPack
-  array, e.g. NumPy.
+- flash_attn_fp8_func: the FP8 (e4m3) forward (inference only), on torch tensors.
+- attention / attention_backward (and the _varlen forms), attention_with_kvcache, attention_fp8:
+  any DLPack array, e.g. NumPy.
 
 torch is optional: without it the package imports and the DLPack functions work; the torch
 functions raise ImportError.
@@ -14,6 +15,7 @@ from . import _C
 from ._core import (
     attention,
     attention_backward,
+    attention_fp8,
     attention_varlen,
     attention_varlen_backward,
     attention_with_kvcache,
@@ -44,19 +46,22 @@ if _torch_missing:
     flash_attn_func = _needs_torch("flash_attn_func")
     flash_attn_varlen_func = _needs_torch("flash_attn_varlen_func")
     flash_attn_with_kvcache = _needs_torch("flash_attn_with_kvcache")
+    flash_attn_fp8_func = _needs_torch("flash_attn_fp8_func")
 else:
     # Importing registers the torch.ops.flashattn custom ops.
-    from ._torch import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache
+    from ._torch import flash_attn_fp8_func, flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache
 
 __all__ = [
     "attention",
     "attention_backward",
+    "attention_fp8",
     "attention_varlen",
     "attention_varlen_backward",
     "attention_with_kvcache",
     "flash_attn_func",
     "flash_attn_varlen_func",
     "flash_attn_with_kvcache",
+    "flash_attn_fp8_func",
     "cuda_built",
     "cuda_device_count",
     "build_info",

@@ -38,6 +38,32 @@ def scale_arg(softmax_scale) -> float:
     return 0.0 if softmax_scale is None else float(softmax_scale)
 
 
+_FP8_SCALING = {"block": _C.FP8_SCALING_BLOCK, "per_head": _C.FP8_SCALING_PER_HEAD}
+_FP8_DEFAULT_SEED = _C.FP8_DEFAULT_SEED
+
+
+def fp8_scaling_code(scaling) -> int:
+    """fa_fp8_scaling's value of a scaling name: "block" (one scale per 64 query rows / 128 keys)
+    or "per_head" (one per sequence and head: the per-tensor baseline)."""
+    code = _FP8_SCALING.get(scaling) if isinstance(scaling, str) else None
+    if code is None:
+        raise ValueError(f"scaling must be 'block' or 'per_head', got {scaling!r}")
+    return code
+
+
+def fp8_seed(seed) -> int:
+    """The incoherent-processing sign seed as the C ABI's uint64; None: fa_fp8_init's default."""
+    if seed is None:
+        return _FP8_DEFAULT_SEED
+    if type(seed) is not int:  # the common case first: torch.compile traces this function
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an int in [0, 2**64) or None, got {type(seed).__name__}")
+        seed = int(seed)
+    if not 0 <= seed < 1 << 64:
+        raise ValueError(f"seed must be in [0, 2**64), got {seed}")
+    return seed
+
+
 def _is_torch(x) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
@@ -269,5 +295,40 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     lse = arrays.empty((b, h, nq), "float32")
     _C.kvcache_forward(q, k_cache, v_cache, cache_seqlens, block_table, cache_batch_idx, k, v, int(num_splits), out,
                        lse, *_opts(softmax_scale, causal, window_size, softcap, False, arrays.stream))
+    out = arrays.finish(out)
+    return (out, arrays.finish(lse)) if return_lse else out
+
+
+def attention_fp8(q, k, v, causal=False, softmax_scale=None, window_size=(-1, -1), incoherent=True, scaling="block",
+                  seed=None, return_lse=False):
+    """The FP8 (e4m3) forward on any DLPack arrays, returned in the inputs' kind. Forward only.
+
+    q (batch, seqlen_q, heads, head_dim), k/v (batch, seqlen_k, heads_kv, head_dim), float16 or
+    bfloat16 (the call quantises them itself); head_dim 64, 128 or 256. scaling "block" or
+    "per_head"; incoherent=True applies random signs and a Hadamard transform to q and k first
+    (seed: of the signs; None = the library's default). Returns out (q's dtype), and with
+    return_lse=True also lse (batch, heads, seqlen_q) float32. CUDA needs an sm90 GPU; the CPU
+    backend quantises the same way and computes in float32. The workspace holding the quantised
+    copies is allocated here, in the inputs' kind. torch tensors go to flash_attn_fp8_func.
+    """
+    if _is_torch(q):
+        from ._torch import flash_attn_fp8_func
+
+        out, lse, _ = flash_attn_fp8_func(
+            q, k, v, softmax_scale=softmax_scale, causal=causal, window_size=window_size, incoherent=incoherent,
+            scaling=scaling, seed=seed, return_attn_probs=True,
+        )
+        return (out, lse) if return_lse else out
+    arrays = _Arrays(q)
+    _rank(q, 4, "q")
+    code, bits = fp8_scaling_code(scaling), fp8_seed(seed)
+    opts = _opts(softmax_scale, causal, window_size, 0.0, False, arrays.stream)
+    # Asked first: a rejected call is reported before anything is allocated.
+    need = _C.fp8_workspace_size(q, k, v, code, bool(incoherent), bits, *opts)
+    workspace = arrays.empty((need,), "uint8") if need > 0 else None
+    b, nq, h, _ = q.shape
+    out = arrays.empty(q.shape, _dtype_of(q))
+    lse = arrays.empty((b, h, nq), "float32")
+    _C.fp8_forward(q, k, v, out, lse, code, bool(incoherent), bits, *opts[:-1], workspace)
     out = arrays.finish(out)
     return (out, arrays.finish(lse)) if return_lse else out

@@ -2,7 +2,8 @@
 
 Two paths to the same implementation functions (_fwd_impl, _bwd_impl, _varlen_*_impl):
 - traced (torch.compile, torch.export, fake tensors, dispatch modes, functorch transforms): the
-  public functions call the torch.library custom ops flashattn::fwd/bwd/varlen_fwd/varlen_bwd,
+  public functions call the torch.library custom ops flashattn::fwd/bwd/varlen_fwd/varlen_bwd
+  (and kvcache_fwd, fp8_fwd, which have no autograd),
   whose fake kernels give shapes to the tracer and whose register_autograd attaches the backward,
   so torch.compile(fullgraph=True) has no graph break;
 - eager: the public functions call the implementations directly (under a torch.autograd.Function
@@ -26,7 +27,7 @@ from typing import Optional
 import torch
 
 from . import _C
-from ._core import check_window, scale_arg
+from ._core import check_window, fp8_scaling_code, fp8_seed, scale_arg
 
 Tensor = torch.Tensor
 
@@ -77,6 +78,7 @@ _c_bwd = _C.torch_bwd
 _c_varlen_fwd = _C.torch_varlen_fwd
 _c_varlen_bwd = _C.torch_varlen_bwd
 _c_kvcache = _C.torch_kvcache_fwd
+_c_fp8 = _C.torch_fp8_fwd
 # torch_fwd/torch_varlen_fwd's mode: a custom-op implementation (outputs never share a storage:
 # custom ops must not return aliasing outputs), the public functions' eager call (route decided in
 # the same crossing), the eager autograd.Function's forward.
@@ -232,6 +234,23 @@ def _kvcache_fwd(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Optional[Tensor
 @_kvcache_fwd.register_fake
 def _(q, k_cache, v_cache, k, v, cache_seqlens, cache_batch_idx, block_table, softmax_scale, causal, window_left,
       window_right, softcap, num_splits):
+    b, nq, h, _ = q.shape
+    return q.new_empty(q.shape), q.new_empty((b, h, nq), dtype=torch.float32)
+
+
+# ------------------------------------------------------------------------------------------------
+# Custom op: the FP8 forward. No autograd: there is no fp8 backward, and flash_attn_fp8_func refuses
+# inputs that would need one before reaching the op. seed is fa_fp8's uint64 passed as the int64
+# with the same bits (the schema has no unsigned type); scaling is fa_fp8_scaling's value.
+# ------------------------------------------------------------------------------------------------
+@torch.library.custom_op("flashattn::fp8_fwd", mutates_args=())
+def _fp8_fwd(q: Tensor, k: Tensor, v: Tensor, softmax_scale: float, causal: bool, window_left: int,
+             window_right: int, scaling: int, incoherent: bool, seed: int) -> tuple[Tensor, Tensor]:
+    return _c_fp8(q, k, v, _PLAIN, True, softmax_scale, causal, window_left, window_right, scaling, incoherent, seed)
+
+
+@_fp8_fwd.register_fake
+def _(q, k, v, softmax_scale, causal, window_left, window_right, scaling, incoherent, seed):
     b, nq, h, _ = q.shape
     return q.new_empty(q.shape), q.new_empty((b, h, nq), dtype=torch.float32)
 
@@ -469,6 +488,50 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                                                scale_arg(softmax_scale), bool(causal), left, right, float(softcap),
                                                int(num_splits))
     return (out, lse) if return_softmax_lse else out
+
+
+def _refuse_fp8_grad():
+    raise NotImplementedError(
+        "flash_attn_fp8_func has no backward (the fp8 forward is inference-only; no fp8 backward is "
+        "implemented): call it under torch.no_grad() / torch.inference_mode(), or on tensors that do not "
+        "require grad"
+    )
+
+
+def flash_attn_fp8_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1), incoherent=True,
+                        scaling="block", seed=None, return_attn_probs=False):
+    """FlashAttention-3's FP8 (e4m3) forward, inference only, in flash_attn_func's layout.
+
+    q (batch, seqlen_q, nheads, headdim), k/v (batch, seqlen_k, nheads_k, headdim), float16 or
+    bfloat16: the call quantises them to e4m3 itself (into a workspace from torch's allocator).
+    headdim 64, 128 or 256; causal and windows bottom-right aligned; GQA/MQA. scaling: "block"
+    (one scale per 64 query rows / 128 keys, V per head) or "per_head". incoherent: random signs
+    and a Hadamard transform on q and k before quantising (QK^T unchanged; spreads outlier
+    channels); seed: of the signs (None = the library's default). CUDA needs an sm90 GPU
+    (NotImplementedError elsewhere); CPU tensors run on the CPU backend, which quantises the same
+    way and computes in float32.
+
+    Returns out (q's dtype), or (out, softmax_lse, None) with return_attn_probs=True (lse
+    (batch, nheads, seqlen_q) float32). No backward: an input that requires grad while grad mode
+    is on raises NotImplementedError.
+    """
+    left, right = (-1, -1) if window_size == (-1, -1) else check_window(window_size)
+    code, bits = fp8_scaling_code(scaling), fp8_seed(seed)
+    if not (_is_compiling() or _FORCE_OPS):
+        r = _c_fp8(q, k, v, _ROUTE, return_attn_probs, softmax_scale, causal, left, right, code, incoherent, bits)
+        if r is None:  # autograd would have to record the call
+            _refuse_fp8_grad()
+        if r is not NotImplemented:
+            return (r[0], r[1], None) if return_attn_probs else r
+    _check_tensor(q, "q")
+    _check_tensor(k, "k")
+    _check_tensor(v, "v")
+    if _grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+        _refuse_fp8_grad()
+    _refuse_forward_ad(q, k, v)
+    out, lse = torch.ops.flashattn.fp8_fwd(q, k, v, scale_arg(softmax_scale), bool(causal), left, right, code,
+                                           bool(incoherent), bits - (1 << 64) if bits >= 1 << 63 else bits)
+    return (out, lse, None) if return_attn_probs else out
 
 
 def backward_args(dout, q, k, v, out, lse, softmax_scale, causal, window_size, softcap, deterministic):

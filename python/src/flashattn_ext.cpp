@@ -65,7 +65,12 @@ const char* dlpack_dtype_name(nb::dlpack::dtype t) {
   if (msg.empty()) msg = fa_status_string(st);
   switch (st) {
     case FA_ERROR_INVALID_ARGUMENT:
-      raise(msg.find("dtype") != std::string::npos ? PyExc_TypeError : PyExc_ValueError, msg);
+      // The fp8 forward's refusal of a float32 q ("takes float16 or bfloat16 inputs") is a dtype
+      // complaint too, though its text does not say "dtype".
+      raise(msg.find("dtype") != std::string::npos || msg.find("takes float16 or bfloat16") != std::string::npos
+                ? PyExc_TypeError
+                : PyExc_ValueError,
+            msg);
     case FA_ERROR_UNSUPPORTED: raise(PyExc_NotImplementedError, msg);
     case FA_ERROR_OUT_OF_MEMORY: raise(PyExc_MemoryError, msg);
     default: raise(PyExc_RuntimeError, msg);
@@ -316,6 +321,55 @@ size_t kvcache_workspace_size(const InArray& q, const OutArray& k_cache, const O
   const fa_options o = make_options(FA_OPTION_ARGS);
   size_t bytes = 0;
   check(fa_kvcache_workspace_size(&tq, &d.kv, &o, &bytes));
+  return bytes;
+}
+
+// ---- FP8 forward (fa_fp8_forward) -------------------------------------------------------------
+
+// The seed is a uint64 in the C ABI; torch's custom-op schema has only int64, so the torch layer
+// passes seeds >= 2^63 as their two's-complement int64. Reading the low 64 bits accepts both.
+uint64_t seed_bits(nb::handle seed) {
+  const unsigned long long v = PyLong_AsUnsignedLongLongMask(seed.ptr());
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw nb::python_error();
+  return uint64_t(v);
+}
+
+// scaling: fa_fp8_scaling's value (the Python layer maps "block"/"per_head"); the library
+// validates it, so a bad code gets the C ABI's message.
+fa_fp8 make_fp8(int scaling, bool incoherent, nb::handle seed) {
+  fa_fp8 f;
+  fa_fp8_init(&f);
+  f.scaling = fa_fp8_scaling(scaling);
+  f.incoherent = incoherent ? 1 : 0;
+  f.seed = seed_bits(seed);
+  return f;
+}
+
+// workspace (the options' last argument): at least fp8_workspace_size bytes, allocated by the
+// caller in the inputs' kind (the quantised copies of q, k, v live there).
+void fp8_forward(const InArray& q, const InArray& k, const InArray& v, const OutArray& out,
+                 const std::optional<OutArray>& lse, int scaling, bool incoherent, nb::handle seed,
+                 FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q"), tk = to_fa(k, "k"), tv = to_fa(v, "v");
+  fa_tensor to = to_fa(out, "out"), tl{};
+  if (lse) tl = to_fa(*lse, "lse");
+  const fa_fp8 f = make_fp8(scaling, incoherent, seed);
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  fa_status st;
+  {
+    nb::gil_scoped_release nogil;
+    st = fa_fp8_forward(&tq, &tk, &tv, &f, &to, lse ? &tl : nullptr, &o);
+  }
+  check(st);
+}
+
+size_t fp8_workspace_size(const InArray& q, const InArray& k, const InArray& v, int scaling, bool incoherent,
+                          nb::handle seed, FA_OPTION_PARAMS) {
+  const fa_tensor tq = to_fa(q, "q"), tk = to_fa(k, "k"), tv = to_fa(v, "v");
+  const fa_fp8 f = make_fp8(scaling, incoherent, seed);
+  const fa_options o = make_options(FA_OPTION_ARGS);
+  size_t bytes = 0;
+  check(fa_fp8_workspace_size(&tq, &tk, &tv, &f, &o, &bytes));
   return bytes;
 }
 
@@ -941,6 +995,30 @@ nb::object torch_kvcache_fwd(nb::handle q, nb::handle k_cache, nb::handle v_cach
   return res.result();
 }
 
+// flash_attn_fp8_func: the FP8 forward on torch tensors. Outputs (out in q's dtype, lse) and the
+// workspace that holds the quantised q, k, v come from torch's allocator, on torch's current
+// stream, as for torch_fwd. Forward only: with kFwdRoute, None means autograd would have to record
+// the call (an input requires grad under grad mode), which the Python layer refuses, having no
+// backward to offer; NotImplemented sends tracers, modes and subclasses to the custom op.
+nb::object torch_fp8_fwd(nb::handle q, nb::handle k, nb::handle v, int mode, nb::handle want_lse_obj, nb::handle scale,
+                         nb::handle causal, int window_left, int window_right, int scaling, nb::handle incoherent,
+                         nb::handle seed) {
+  if (mode == kFwdRoute) {
+    const Route r = route(q, k, v);
+    if (r != Route::Direct) return route_answer(r);
+  }
+  const bool want_lse = truthy(want_lse_obj);
+  const Input iq(q, "q"), ik(k, "k"), iv(v, "v");
+  const fa_fp8 f = make_fp8(scaling, truthy(incoherent), seed);
+  fa_options o = torch_options(iq.t, scale, causal, window_left, window_right, nb::none(), Py_False);
+  if (want_lse && iq.t.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(iq.t.rank));
+  FwdOutputs res(iq, want_lse, {iq.t.shape[0], iq.t.shape[2], iq.t.shape[1]}, mode != kFwdPlain);
+  run_torch(
+      iq.t, o, [&](size_t* need) { return fa_fp8_workspace_size(&iq.t, &ik.t, &iv.t, &f, &o, need); },
+      [&] { return fa_fp8_forward(&iq.t, &ik.t, &iv.t, &f, &res.out, res.lse_ptr(), &o); });
+  return res.result();
+}
+
 // The thinnest torch layer, for bench/python_overhead.py's first row: tensors read here, outputs
 // preallocated by the caller and passed as pointers, no workspace (0 returned: it ran; otherwise
 // the bytes it would need, and nothing ran).
@@ -1040,6 +1118,19 @@ NB_MODULE(_C, m) {
         nb::arg("cache_batch_idx").none(), nb::arg("block_table").none(), nb::arg("mode"), nb::arg("want_lse"),
         nb::arg("scale").none(), nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"),
         nb::arg("softcap"), nb::arg("num_splits"));
+  m.def("fp8_forward", &fp8_forward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
+        nb::arg("lse").none(), nb::arg("scaling"), nb::arg("incoherent"), nb::arg("seed"), nb::arg("scale"),
+        nb::arg("causal"), nb::arg("window_left"), nb::arg("window_right"), nb::arg("softcap"),
+        nb::arg("deterministic"), nb::arg("backend"), nb::arg("algo"), nb::arg("num_threads"), nb::arg("stream"),
+        nb::arg("workspace").none());
+  m.def("fp8_workspace_size", &fp8_workspace_size, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scaling"),
+        nb::arg("incoherent"), nb::arg("seed"), nb::arg("scale"), nb::arg("causal"), nb::arg("window_left"),
+        nb::arg("window_right"), nb::arg("softcap"), nb::arg("deterministic"), nb::arg("backend"),
+        nb::arg("algo"), nb::arg("num_threads"), nb::arg("stream"), nb::arg("workspace").none());
+  m.def("torch_fp8_fwd", &torch_fp8_fwd, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("mode"),
+        nb::arg("want_lse").none(), nb::arg("softmax_scale").none(), nb::arg("causal").none(),
+        nb::arg("window_left"), nb::arg("window_right"), nb::arg("scaling"), nb::arg("incoherent").none(),
+        nb::arg("seed"));
   m.def("torch_setup", &torch_setup);
   // Option objects pass as given (softmax_scale may be None); the macro names them and lets None through.
 #define FA_TORCH_OPTION_NB_ARGS                                                                       \
@@ -1072,4 +1163,12 @@ NB_MODULE(_C, m) {
   m.attr("ALGO_FA1") = int(FA_ALGO_FA1);
   m.attr("ALGO_FA2") = int(FA_ALGO_FA2);
   m.attr("ALGO_FA3") = int(FA_ALGO_FA3);
+  m.attr("FP8_SCALING_BLOCK") = int(FA_FP8_SCALING_BLOCK);
+  m.attr("FP8_SCALING_PER_HEAD") = int(FA_FP8_SCALING_PER_HEAD);
+  {
+    fa_fp8 f;
+    fa_fp8_init(&f);
+    m.attr("FP8_DEFAULT_SEED") = nb::int_(f.seed);  // fa_fp8_init's seed: seed=None in Python
+  }
+
 }
