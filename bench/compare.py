@@ -401,10 +401,18 @@ def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
                 o.forward(0)
                 torch.cuda.synchronize()
                 if ref_out is not None:
-                    diff = (sets[0]["out"].float() - ref_out.transpose(1, 2).float()).abs().max().item()
+                    ours_out, sdpa_out = sets[0]["out"].float(), ref_out.transpose(1, 2).float()
+                    diff = (ours_out - sdpa_out).abs().max().item()
                     rec["max_abs_diff_vs_sdpa"] = diff
-                    # e4m3 keeps 3 mantissa bits: the fp8 path differs more (still far from garbage).
-                    if not diff < (0.25 if algo in FP8_ALGOS else 0.05):
+                    if algo in FP8_ALGOS:
+                        # e4m3 keeps 3 mantissa bits, so single elements can be far off where few
+                        # V rows are averaged (early causal rows: 0.27 at d128 N1024 on the H200);
+                        # the relative RMS error over the whole output is what says "attention".
+                        rel = ((ours_out - sdpa_out).norm() / sdpa_out.norm()).item()
+                        rec["rel_rms_vs_sdpa"] = rel
+                        if not rel < 0.05:
+                            rec["warning"] = f"output differs from SDPA by relative RMS {rel:.3g}"
+                    elif not diff < 0.05:
                         rec["warning"] = f"output differs from SDPA by {diff:.3g}"
         except Unsupported as e:
             rec.update(ms=None, tflops=None, error=f"unsupported: {e}")
