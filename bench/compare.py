@@ -408,9 +408,13 @@ def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
                         # e4m3 keeps 3 mantissa bits, so single elements can be far off where few
                         # V rows are averaged (early causal rows: 0.27 at d128 N1024 on the H200);
                         # the relative RMS error over the whole output is what says "attention".
+                        # On randn inputs it is about the e4m3 rounding error of one element: the
+                        # kernel's arithmetic in float64 on the quantised inputs gives 0.047
+                        # (d128 N1024 causal) to 0.057 (d64 N1000), so 0.05 would flag correct
+                        # output; garbage is ~1.
                         rel = ((ours_out - sdpa_out).norm() / sdpa_out.norm()).item()
                         rec["rel_rms_vs_sdpa"] = rel
-                        if not rel < 0.05:
+                        if not rel < 0.10:
                             rec["warning"] = f"output differs from SDPA by relative RMS {rel:.3g}"
                     elif not diff < 0.05:
                         rec["warning"] = f"output differs from SDPA by {diff:.3g}"
