@@ -11,7 +11,7 @@ float32 on exactly those values, so test_cpu_output_is_attention_on_the_specifie
 holds it much tighter (the 2x rule against float32 attention on the dequantised inputs): a
 quantiser that drifts from the specification fails there first. The GPU kernel also rounds P to
 e4m3 before P.V, so its naive does too (as tests/cuda/test_fp8.cpp's), and the relative RMS
-error against float64 SDPA is held to twice the naive's (0.047-0.057 on these randn inputs: a
+error against float64 SDPA is held to 1.25x the naive's (0.047-0.057 on these randn inputs: a
 fixed 5% would fail correct output).
 """
 
@@ -448,10 +448,12 @@ def test_cuda_forward_vs_float64_sdpa(shape, mask, fp8):
     nv = nv.to(dtype).double()
     # The relative RMS error is about one element's e4m3 rounding error (O and its error both
     # shrink as rows average more V rows): 0.047-0.057 for the naive on these shapes, so it is held
-    # to the 2x rule too rather than to a fixed 5%.
+    # to the naive's rather than to a fixed 5%. Over this many elements the RMS is stable and ours
+    # has the naive's error model, so 1.25x (fa run --fp8's factor): the max rule alone let a 10%
+    # scale error of the output through on the CPU backend.
     rel_rms = ((out.double() - ref).norm() / ref.norm()).item()
     nv_rms = ((nv - ref).norm() / ref.norm()).item()
-    assert rel_rms <= 2 * nv_rms, f"relative RMS error {rel_rms:.4f} > 2 x the naive's {nv_rms:.4f}"
+    assert rel_rms <= 1.25 * nv_rms, f"relative RMS error {rel_rms:.4f} > 1.25 x the naive's {nv_rms:.4f}"
     for name, ours, r, base in (("out", out.double(), ref, nv), ("lse", lse.double(), ref_lse, nv_lse)):
         err = (ours - r).abs().max().item()
         bound = 2 * (base - r).abs().max().item() + 1e-5
