@@ -164,9 +164,9 @@ SHAPES = [
 # (causal, window)
 MASKS = {"none": (False, (-1, -1)), "causal": (True, (-1, -1)), "window": (False, (20, 5))}
 FP8 = {
-    "block_incoherent": dict(scaling="block", incoherent=True),
-    "block": dict(scaling="block", incoherent=False),
-    "per_head_incoherent_seed": dict(scaling="per_head", incoherent=True, seed=2**64 - 5),
+    "block_incoherent": {"scaling": "block", "incoherent": True},
+    "block": {"scaling": "block", "incoherent": False},
+    "per_head_incoherent_seed": {"scaling": "per_head", "incoherent": True, "seed": 2**64 - 5},
 }
 
 
@@ -265,7 +265,7 @@ def test_bad_seed():
 
 
 def test_mismatched_k_names_the_tensor():
-    q, k, v = make_qkv((1, 8, 8, 2, 2, 64))
+    q, _, v = make_qkv((1, 8, 8, 2, 2, 64))
     with pytest.raises(ValueError, match="k: head_dim 128 does not match q's"):
         flashattn.attention_fp8(q, np.zeros((1, 8, 2, 128), np.float16), v)
 
@@ -331,7 +331,9 @@ def test_torch_requires_grad_is_refused_naming_the_backward():
         flashattn.flash_attn_fp8_func(q, k, v)
     with torch.no_grad():  # nothing to record: runs
         assert flashattn.flash_attn_fp8_func(q, k, v).shape == q.shape
-    f = lambda q, k, v: flashattn.flash_attn_fp8_func(q, k, v)  # noqa: E731
+    def f(q, k, v):
+        return flashattn.flash_attn_fp8_func(q, k, v)
+
     with pytest.raises(NotImplementedError, match="flash_attn_fp8_func has no backward"):
         torch.compile(f, backend="aot_eager")(q, k, v)
     # fullgraph: dynamo reports the same refusal as an exception it cannot keep in a graph.
@@ -438,7 +440,7 @@ GPU_MASKS = {"none": (False, (-1, -1)), "causal": (True, (-1, -1)), "window": (T
 def test_cuda_forward_vs_float64_sdpa(shape, mask, fp8):
     causal, window = GPU_MASKS[mask]
     dtype = torch.bfloat16 if shape[-1] != 64 else torch.float16
-    b, nq, nk, h, hk, d = shape
+    nq, d = shape[1], shape[-1]
     q, k, v = (x.cuda() for x in _torch_qkv(shape, dtype, seed=nq + d))
     out, lse, _ = flashattn.flash_attn_fp8_func(q, k, v, causal=causal, window_size=window, return_attn_probs=True,
                                                 **FP8[fp8])
