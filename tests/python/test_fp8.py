@@ -325,6 +325,13 @@ def test_torch_cpu_compile_fullgraph():
 
 
 @needs_torch
+def test_torch_opcheck_custom_op():
+    # Schema, fake kernel (also with dynamic shapes), and that the op carries no autograd silently.
+    q, k, v = _torch_qkv((1, 96, 130, 4, 2, 64), torch.bfloat16, seed=4)
+    torch.library.opcheck(torch.ops.flashattn.fp8_fwd.default, (q, k, v, 0.0, True, -1, -1, 0, True, -5))
+
+
+@needs_torch
 def test_torch_requires_grad_is_refused_naming_the_backward():
     q, k, v = _torch_qkv((1, 8, 8, 2, 2, 64), torch.bfloat16, requires_grad=True)
     with pytest.raises(NotImplementedError, match="flash_attn_fp8_func has no backward"):
