@@ -1170,5 +1170,4 @@ NB_MODULE(_C, m) {
     fa_fp8_init(&f);
     m.attr("FP8_DEFAULT_SEED") = nb::int_(f.seed);  // fa_fp8_init's seed: seed=None in Python
   }
-
 }
