@@ -429,8 +429,10 @@ struct FwdKernel {
   static constexpr uint32_t kEpilogueBarrierWG1 = kSchedulerBarrier0 + kConsumerWGs;
 
   using Scheduler = sched::StaticLptScheduler;
-  // Online softmax of a consumer thread's 2 rows (one m64 accumulator row-block per warpgroup).
-  using Softmax = OnlineSoftmax<2, (FA_SM90_FWD_TREE_REDUCE & head_dim_bit(kHeadDim)) != 0, kFp8>;
+  // Online softmax of a consumer thread's 2 rows (one m64 accumulator row-block per warpgroup);
+  // FA_SM90_FWD_POLY_EXP2 (fwd_softmax.hpp): part of its exponentials on the FMA pipe.
+  using Softmax = OnlineSoftmax<2, (FA_SM90_FWD_TREE_REDUCE & head_dim_bit(kHeadDim)) != 0, kFp8,
+                                fwd_poly_exp2_cols(kHeadDim, kFp8)>;
   // FA_SM90_FWD_EPI_OVERLAP (fwd_tile_config.hpp): a tile's epilogue deferred until the next tile
   // of the CTA has issued its first Q·Kᵀ. Needs the overlapped mainloop and the producer warpgroup.
   static constexpr bool kEpiOverlap =

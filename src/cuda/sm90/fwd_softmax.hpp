@@ -4,7 +4,8 @@
 // A m64nNk16 accumulator gives each thread 2 rows (r and r + 8 of its warp's 16) and N/4 columns
 // of each; the 4 threads of a quad (lanes 4k..4k+3) share a row, so row reductions are two
 // xor-shuffles. Scores stay in "raw" units (after the softcap transform, before the softmax
-// scale); exp2(s * scale_log2 - max * scale_log2) is one FFMA + one MUFU.EX2 per element.
+// scale); exp2(s * scale_log2 - max * scale_log2) is one FFMA + one MUFU.EX2 per element (or
+// exp2_poly on the FMA pipe for FA_SM90_FWD_POLY_EXP2's columns).
 // (The FP8 forward keeps its max in log2-scaled units instead: kLog2Max below.)
 // row_sum is kept per thread and reduced over the quad once, at the end (FA2's deferred sum).
 #pragma once
@@ -13,6 +14,7 @@
 
 #include <cmath>
 
+#include "core/exp2_poly.hpp"
 #include "cuda/common/head_dim_mask.hpp"
 
 // Exact O-rescale skip (1 = on): a row whose running max did not change gets the factor exactly 1
@@ -43,7 +45,47 @@
 #define FA_SM90_FWD_TREE_REDUCE 32
 #endif
 
+// Software exp2 for part of the scores (FlashAttention-4's trick; core/exp2_poly.hpp): of every 8
+// consecutive columns a thread holds in a row, the first FA_SM90_FWD_POLY_EXP2 take exp2_poly
+// (FADD, FFMA and an integer shift-add) instead of MUFU.EX2, so the MUFU pipe (16/clk/SM: one warp
+// instruction holds it 8 clocks) and the FMA pipe share the exponentials. Why: fp8 d64 reached 460
+// TFLOP/s against bf16's 521 (H200, session 9): its GEMMs take half the bf16 time but every score
+// still needs one MUFU.EX2. SASS of fp8 d64's key-block loop, per consumer thread: off, 564
+// instructions with 66 MUFU.EX2 (64 scores, 2 factors), i.e. ~528 MUFU clocks against 564 issue
+// slots per warp; each polynomial score adds ~9 issue slots (3 FADD, 5 FFMA, FMNMX, LEA) and frees
+// 8 MUFU clocks: 1/2/3/4 of 8 → 639/710/782/854 instructions, 58/50/42/34 MUFU.EX2. Whether that
+// pays depends on how the softmax phases overlap with each other and the GEMMs: to be measured.
+// The O-rescale factors and softcap_tanh stay on MUFU.
+// FA_SM90_FWD_POLY_EXP2: 0..8 columns of 8 for the fp8 forward (update_scaled) and, unless
+// FA_SM90_FWD_POLY_EXP2_16 says otherwise, the 16-bit ones (update/update_tree);
+// FA_SM90_FWD_POLY_EXP2_HDIMS: the head dims it applies to (head_dim_bit mask, 62 = all);
+// FA_SM90_FWD_POLY_EXP2_DEGREE: 3..6 (max relative error 8.6e-5, 3.0e-6, 1.6e-7, 8.2e-8; 3 breaks
+// the LSE's 1e-5 slack, 4 uses a third of it). Default 0 (off): not yet measured on the GPU.
+#ifndef FA_SM90_FWD_POLY_EXP2
+#define FA_SM90_FWD_POLY_EXP2 0
+#endif
+#ifndef FA_SM90_FWD_POLY_EXP2_16
+#define FA_SM90_FWD_POLY_EXP2_16 FA_SM90_FWD_POLY_EXP2
+#endif
+#ifndef FA_SM90_FWD_POLY_EXP2_HDIMS
+#define FA_SM90_FWD_POLY_EXP2_HDIMS 62
+#endif
+#ifndef FA_SM90_FWD_POLY_EXP2_DEGREE
+#define FA_SM90_FWD_POLY_EXP2_DEGREE 5
+#endif
+static_assert(FA_SM90_FWD_POLY_EXP2 >= 0 && FA_SM90_FWD_POLY_EXP2 <= 8 &&
+                  FA_SM90_FWD_POLY_EXP2_16 >= 0 && FA_SM90_FWD_POLY_EXP2_16 <= 8,
+              "FA_SM90_FWD_POLY_EXP2(_16): how many of every 8 columns, 0..8");
+static_assert((FA_SM90_FWD_POLY_EXP2_HDIMS & 1) == 0,
+              "FA_SM90_FWD_POLY_EXP2_HDIMS: head_dim_bit mask (d64 2, d128 8, d256 32, ...)");
+
 namespace fa::cuda::sm90 {
+
+// FA_SM90_FWD_POLY_EXP2 for one forward kernel: columns of 8 whose exponentials are exp2_poly.
+constexpr int fwd_poly_exp2_cols(int head_dim, bool fp8) {
+  if ((FA_SM90_FWD_POLY_EXP2_HDIMS & fa::cuda::head_dim_bit(head_dim)) == 0) return 0;
+  return fp8 ? FA_SM90_FWD_POLY_EXP2 : FA_SM90_FWD_POLY_EXP2_16;
+}
 
 // ((2, 2, N/8), MMA_M, MMA_N) accumulator -> (rows = (2, MMA_M), cols = (2, N/8, MMA_N)).
 template <class AccLayout>
@@ -87,9 +129,11 @@ __device__ __forceinline__ float softcap_tanh(float x) {
 // kLog2Max (the FP8 forward): every key block has its own score scale (q_scale · k_scale(j), block
 // quantisation), so raw scores of different blocks are not comparable and row_max is kept in
 // log2-scaled units instead (update_scaled). The 16-bit kernels keep raw units (update).
-template <int kRows, bool kTree = false, bool kLog2Max = false>
+// kPolyCols: of every 8 columns of a row, how many take exp2_poly (fwd_poly_exp2_cols).
+template <int kRows, bool kTree = false, bool kLog2Max = false, int kPolyCols = 0>
 struct OnlineSoftmax {
   static constexpr int kRowsC = kRows;
+  static_assert(kPolyCols >= 0 && kPolyCols <= 8);
   float row_max[kRows];  // raw units (kLog2Max: log2-scaled); -inf until the row has an allowed key
   float row_sum[kRows];  // this thread's partial sum of exp2(...)
   float scale_log2;      // softmax scale × log2(e) (or softcap × log2(e) with softcap)
@@ -100,6 +144,15 @@ struct OnlineSoftmax {
       row_max[r] = -INFINITY;
       row_sum[r] = 0.f;
     }
+  }
+
+  // P = 2^x of the score in column col: the first kPolyCols of every 8 columns on the FMA pipe,
+  // the others on MUFU. (col is a constant after unrolling; with kPolyCols = 0 this is exp2f.)
+  __device__ __forceinline__ static float exp2_score(float x, int col) {
+    if constexpr (kPolyCols > 0) {
+      if (col % 8 < kPolyCols) return fa::core::exp2_poly<FA_SM90_FWD_POLY_EXP2_DEGREE>(x);
+    }
+    return exp2f(x);
   }
 
   // Folds a block of scores (rowcol view, masked entries = -inf) into the running state:
@@ -129,7 +182,7 @@ struct OnlineSoftmax {
         float sum = 0.f;
 #pragma unroll
         for (int c = 0; c < size<1>(s); ++c) {
-          s(r, c) = exp2f(fmaf(s(r, c), scale_log2, -m_scaled));
+          s(r, c) = exp2_score(fmaf(s(r, c), scale_log2, -m_scaled), c);
           sum += s(r, c);
         }
         row_sum[r] = row_sum[r] * rescale_o[r] + sum;
@@ -172,7 +225,7 @@ struct OnlineSoftmax {
       for (int p = 0; p < kP; ++p) part[p] = 0.f;
 #pragma unroll
       for (int col = 0; col < kCols; ++col) {
-        s(r, col) = exp2f(fmaf(s(r, col), c, -m_off));
+        s(r, col) = exp2_score(fmaf(s(r, col), c, -m_off), col);
         part[col % kP] += s(r, col);
       }
       row_sum[r] = row_sum[r] * rescale_o[r] + tree_sum(part);
@@ -229,7 +282,7 @@ struct OnlineSoftmax {
       for (int p = 0; p < kP; ++p) part[p] = 0.f;
 #pragma unroll
       for (int c = 0; c < kCols; ++c) {
-        s(r, c) = exp2f(fmaf(s(r, c), scale_log2, -m_scaled));
+        s(r, c) = exp2_score(fmaf(s(r, c), scale_log2, -m_scaled), c);
         part[c % kP] += s(r, c);
       }
       row_sum[r] = row_sum[r] * rescale_o[r] + tree_sum(part);
