@@ -261,12 +261,17 @@ struct FwdKernel {
   static constexpr int kBlockN = Tile::kBlockN;
   static constexpr int kStages = Tile::kStages;
   static constexpr int kConsumerWGs = kBlockM / 64;  // one m64 wgmma row-block per warpgroup
+  // fp8: K scales per key block (core::fp8::kKBlock keys each; FA_SM90_FWD_FP8_*_BLOCK_N).
+  static constexpr int kKScales = kFp8 ? kBlockN / core::fp8::kKBlock : 1;
+  static_assert(!kFp8 || (kBlockN % core::fp8::kKBlock == 0 && (kBlockM / 64) * 64 == kBlockM),
+                "fp8: whole K-scale blocks per key block, whole Q-scale blocks per warpgroup");
   static constexpr int kWgRows = 64;
   static constexpr int kConsumerThreads = kConsumerWGs * 128;
   // + the producer warpgroup; without it the consumers are threads 0..255.
   static constexpr int kThreads = kConsumerThreads + (kWarpSpecialised ? 128 : 0);
   static constexpr int kConsumerBase = kWarpSpecialised ? 128 : 0;
-  // 3 warpgroups: d64 with FA_SM90_FWD_D64_BLOCK_M = 192 (fwd_tile_config.hpp) only.
+  // 3 warpgroups: d64 with FA_SM90_FWD_D64_BLOCK_M = 192 or FA_SM90_FWD_FP8_D64_BLOCK_M = 192
+  // (fwd_tile_config.hpp) only.
   static_assert(kConsumerWGs == 2 || (kConsumerWGs == 3 && kWarpSpecialised),
                 "register split and ping-pong are set up for 2 or 3 consumer warpgroups");
   // setmaxnreg: 128 × 24 + 256 × 240 = 64512 ≤ 65536 registers per SM (2 consumer warpgroups);
@@ -916,11 +921,26 @@ struct FwdKernel {
     static_assert(kRows == Softmax::kRowsC);
     Softmax softmax(scale_log2);
     float rescale_o[kRows];
-    // fp8 scales (core/fp8.hpp): this warpgroup's 64 rows are one Q scale block; K has one scale per
-    // key block (kBlockN = kKBlock), read from global one block ahead of its use (k_scale_next);
-    // V's one scale multiplies O in the epilogue. Unused (and compiled out) in the 16-bit kernels.
-    float c_q = 0.f, v_scale = 1.f, k_scale_next = 0.f;
+    // fp8 scales (core/fp8.hpp): this warpgroup's 64 rows are one Q scale block (block
+    // kConsumerWGs · m_block + warpgroup); K has one scale per kKBlock keys, kKScales per key block,
+    // read from global one block ahead of their use (k_scale_next); V's one scale multiplies O in
+    // the epilogue. Unused (and compiled out) in the 16-bit kernels.
+    float c_q = 0.f, v_scale = 1.f, k_scale_next[kKScales] = {};
     const float* k_scale_row = nullptr;
+    // K scales of key block n_block. With several per block, the last block's upper halves may lie
+    // past Nk (k_blocks = Nk / kKBlock rounded up): they read the last scale (> 0), and their keys
+    // are masked to -inf anyway.
+    auto load_k_scales = [&](int n_block) {
+#pragma unroll
+      for (int h = 0; h < kKScales; ++h) {
+        if constexpr (kKScales == 1) {
+          k_scale_next[h] = __ldg(k_scale_row + n_block);
+        } else {
+          k_scale_next[h] =
+              __ldg(k_scale_row + cute::min(int64_t(n_block) * kKScales + h, p.k_blocks - 1));
+        }
+      }
+    };
     if constexpr (kFp8) {
       const int64_t bh_kv = int64_t(tc_main.batch) * p.heads_kv + tc_main.head / p.group_size();
       const int64_t q_block = cute::min(int64_t(tc_main.m_block) * (kBlockM / kWgRows) + consumer_wg,
@@ -928,14 +948,19 @@ struct FwdKernel {
       c_q = scale_log2 * __ldg(p.q_scale + (int64_t(tc_main.batch) * p.heads_q + tc_main.head) * p.q_blocks + q_block);
       v_scale = __ldg(p.v_scale + bh_kv);
       k_scale_row = p.k_scale + bh_kv * p.k_blocks;
-      if (n_blocks > 0) k_scale_next = __ldg(k_scale_row + n_block_max - 1);
+      if (n_blocks > 0) {
+        if constexpr (kKScales == 1) k_scale_next[0] = __ldg(k_scale_row + n_block_max - 1);
+        else load_k_scales(n_block_max - 1);
+      }
     }
-    // Folds key block n_block's scores into the softmax. fp8: its K scale (loaded the block
-    // before) into the exponent's factor, then the next block's scale loads under this softmax.
+    // Folds key block n_block's scores into the softmax. fp8: its K scales (loaded the block
+    // before) into the exponent's factors, then the next block's scales load under this softmax.
     auto softmax_block = [&](int n_block) {
       if constexpr (kFp8) {
-        const float c = c_q * k_scale_next;
-        k_scale_next = __ldg(k_scale_row + cute::max(n_block - 1, 0));
+        float c[kKScales];
+#pragma unroll
+        for (int h = 0; h < kKScales; ++h) c[h] = c_q * k_scale_next[h];
+        load_k_scales(cute::max(n_block - 1, 0));
         softmax.update_scaled(s_rc, rescale_o, c);
       } else {
         softmax.update(s_rc, rescale_o);

@@ -195,25 +195,38 @@ struct OnlineSoftmax {
   // c · max(s), so the row max is reduced over raw scores and scaled once; masked entries stay
   // -inf. P = exp2(s · c − m), factor = exp2(m_old − m). The reductions take the tree form
   // (independent partial maxima and sums) whatever kTree says.
-  template <class TensorS>
-  __device__ void update_scaled(TensorS& s, float (&rescale_o)[kRows], float c) {
+  // kC > 1 (a key block of kC K-scale blocks, FA_SM90_FWD_FP8_*_BLOCK_N): the thread's columns
+  // fall into kC equal groups of consecutive keys, group g scaled by c[g] (a thread's column index
+  // grows with the key: col = e + 2j for key 8j + 2t + e), so the row max is max over g of
+  // c[g] · max(group g), still one FMNMX per score, and the quad reduction runs on scaled values.
+  template <int kC, class TensorS>
+  __device__ void update_scaled(TensorS& s, float (&rescale_o)[kRows], const float (&c)[kC]) {
     using namespace cute;
     static_assert(kLog2Max, "raw-unit row_max: use update()");
     static_assert(decltype(size<0>(s))::value == kRows);
     constexpr int kCols = decltype(size<1>(s))::value;
-    constexpr int kP = kCols % 4 == 0 ? 4 : (kCols % 2 == 0 ? 2 : 1);
+    static_assert(kCols % kC == 0, "whole scale groups per thread");
+    constexpr int kGroupCols = kCols / kC;
+    constexpr int kP = kGroupCols % 4 == 0 ? 4 : (kGroupCols % 2 == 0 ? 2 : 1);
     float m[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      float part[kP];
 #pragma unroll
-      for (int p = 0; p < kP; ++p) part[p] = -INFINITY;
+      for (int g = 0; g < kC; ++g) {
+        float part[kP];
 #pragma unroll
-      for (int col = 0; col < kCols; ++col) part[col % kP] = fmaxf(part[col % kP], s(r, col));
-      m[r] = tree_max(part);
+        for (int p = 0; p < kP; ++p) part[p] = -INFINITY;
+#pragma unroll
+        for (int col = g * kGroupCols; col < (g + 1) * kGroupCols; ++col)
+          part[col % kP] = fmaxf(part[col % kP], s(r, col));
+        const float mg = tree_max(part);
+        if constexpr (kC == 1) m[r] = mg;
+        else m[r] = g == 0 ? mg * c[0] : fmaxf(m[r], mg * c[g]);
+      }
     }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) m[r] = fmaxf(row_max[r], quad_max(m[r]) * c);
+    for (int r = 0; r < kRows; ++r)
+      m[r] = kC == 1 ? fmaxf(row_max[r], quad_max(m[r]) * c[0]) : fmaxf(row_max[r], quad_max(m[r]));
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       // A row with no allowed key so far keeps m = -inf: offset 0, so P = exp2(-inf) = 0.
@@ -225,7 +238,7 @@ struct OnlineSoftmax {
       for (int p = 0; p < kP; ++p) part[p] = 0.f;
 #pragma unroll
       for (int col = 0; col < kCols; ++col) {
-        s(r, col) = exp2_score(fmaf(s(r, col), c, -m_off), col);
+        s(r, col) = exp2_score(fmaf(s(r, col), c[col / kGroupCols], -m_off), col);
         part[col % kP] += s(r, col);
       }
       row_sum[r] = row_sum[r] * rescale_o[r] + tree_sum(part);

@@ -195,21 +195,60 @@ template <bool kMasked> struct FwdTile<256, kMasked> {
                        kStages = 2;
 };
 
-// FP8 (e4m3) tiles: kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale (FA3's
-// block quantisation), and kBlockM = 128 (2 consumer warpgroups; each one's 64 rows are one Q scale
-// block, core::fp8::kQBlock). Operands are 1 byte, so the ring is half the 16-bit one per stage and
-// there is room for more stages; O is staged in the 2-byte output type:
+// FP8 (e4m3) tiles. Default kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale
+// (FA3's block quantisation), and kBlockM = 128 (2 consumer warpgroups; each one's 64 rows are one Q
+// scale block, core::fp8::kQBlock). Operands are 1 byte, so the ring is half the 16-bit one per
+// stage and there is room for more stages; O is staged in the 2-byte output type:
 //   d64 : Q 2 × 8 + 4 × (8 + 8) KB + O 16 KB          =  96 KB
 //   d128: Q 2 × 16 + 4 × (16 + 16) KB + O 32 KB       = 192 KB
 //   d256: Q 2 × 32 + 2 × (32 + 32) KB                  = 192 KB (the O buffer, 64 KB, does not fit
 //         beside two Q slots: direct stores, as the 16-bit d256)
-// Masked instances use the same tile (the key block is fixed by the K scales).
+// Build-time experiments against the per-key-block fixed work, which at fp8 weighs twice as much
+// per FLOP as at 16 bits (the GEMMs take half the time; H200, session 9: fp8 d64 below bf16 d64,
+// fp8 d128 far below fp8 d256; SASS of fp8 d64's key-block loop ~8.8 instructions per score,
+// issue-bound rather than MUFU-bound):
+// FA_SM90_FWD_FP8_D64_BLOCK_M 192: 3 consumer warpgroups at d64 (160 registers each, as the 16-bit
+// d64 default), Q scale block kConsumerWGs · m_block + warpgroup. Unmasked instances only, unless
+// FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M says 192 too.
+//   d64 M192: Q 2 × 12 + 4 × (8 + 8) + O 24 = 112 KB
+// FA_SM90_FWD_FP8_D64_BLOCK_N / _D128_BLOCK_N 256 (masked instances too): a key block of two K-scale
+// blocks; the softmax takes one factor per 128-key half (OnlineSoftmax::update_scaled). FA3's fp8
+// tiles are 192 × 160 (d64) and 128 × 224 (d128), but a key block that is not a multiple of 128
+// would straddle K-scale blocks at run-time positions. Fewer stages where 4 do not fit:
+//   d64 N256: Q 2 × 8 + 4 × (16 + 16) + O 16 = 160 KB;  d128 N256: Q 2 × 16 + 2 × (32 + 32) + O 32 = 192 KB
+// Registers (per consumer thread, fp32 S + O + e4m3 P): d64 N256 128 + 32 + 32, d128 N256 128 + 64 + 32.
+#ifndef FA_SM90_FWD_FP8_D64_BLOCK_M
+#define FA_SM90_FWD_FP8_D64_BLOCK_M 128
+#endif
+#ifndef FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M
+#define FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M 128
+#endif
+#ifndef FA_SM90_FWD_FP8_D64_BLOCK_N
+#define FA_SM90_FWD_FP8_D64_BLOCK_N 128
+#endif
+#ifndef FA_SM90_FWD_FP8_D128_BLOCK_N
+#define FA_SM90_FWD_FP8_D128_BLOCK_N 128
+#endif
 template <int kHeadDim, bool kMasked = false>
 struct FwdTileFp8 {
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256, "fp8 forward head dims");
-  static constexpr int kBlockM = 2 * core::fp8::kQBlock, kBlockN = core::fp8::kKBlock,
-                       kStages = kHeadDim <= 128 ? 4 : 2;
+  static constexpr int kBlockM =
+      kHeadDim == 64 ? (kMasked ? FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M : FA_SM90_FWD_FP8_D64_BLOCK_M)
+                     : 2 * core::fp8::kQBlock;
+  static constexpr int kBlockN = kHeadDim == 64    ? FA_SM90_FWD_FP8_D64_BLOCK_N
+                                 : kHeadDim == 128 ? FA_SM90_FWD_FP8_D128_BLOCK_N
+                                                   : core::fp8::kKBlock;
+  // d64/d128: as many K/V stages as fit beside two Q slots and the O buffer (2-byte O), at most 4.
+  static constexpr int kStageFit =
+      (227 * 1024 - 1024 - 2 * kBlockM * kHeadDim - 2 * kBlockM * kHeadDim) / (2 * kBlockN * kHeadDim);
+  static constexpr int kStages = kHeadDim <= 128 ? (kStageFit < 4 ? kStageFit : 4) : 2;
 };
+static_assert((FA_SM90_FWD_FP8_D64_BLOCK_M == 128 || FA_SM90_FWD_FP8_D64_BLOCK_M == 192) &&
+                  (FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M == 128 || FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M == 192),
+              "fp8 d64 query tile: 2 or 3 consumer warpgroups of one Q scale block each");
+static_assert((FA_SM90_FWD_FP8_D64_BLOCK_N == 128 || FA_SM90_FWD_FP8_D64_BLOCK_N == 256) &&
+                  (FA_SM90_FWD_FP8_D128_BLOCK_N == 128 || FA_SM90_FWD_FP8_D128_BLOCK_N == 256),
+              "fp8 key block: whole K-scale blocks (core::fp8::kKBlock), at most the 256-key TMA box");
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
 static_assert((FA_SM90_FWD_D64_BLOCK_M == 128 || FA_SM90_FWD_D64_BLOCK_M == 192) &&
