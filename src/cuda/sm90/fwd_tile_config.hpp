@@ -208,15 +208,19 @@ template <bool kMasked> struct FwdTile<256, kMasked> {
 // fp8 d128 far below fp8 d256; SASS of fp8 d64's key-block loop ~8.8 instructions per score,
 // issue-bound rather than MUFU-bound):
 // FA_SM90_FWD_FP8_D64_BLOCK_M 192: 3 consumer warpgroups at d64 (160 registers each, as the 16-bit
-// d64 default), Q scale block kConsumerWGs · m_block + warpgroup. Unmasked instances only, unless
-// FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M says 192 too.
+// d64 default), Q scale block kConsumerWGs · m_block + warpgroup. Unmasked instances; the masked
+// one has its own switch, FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M, which spills at 192 (local ptxas,
+// session 9: 32 B stores / 40 B loads).
 //   d64 M192: Q 2 × 12 + 4 × (8 + 8) + O 24 = 112 KB
-// FA_SM90_FWD_FP8_D64_BLOCK_N / _D128_BLOCK_N 256 (masked instances too): a key block of two K-scale
+// FA_SM90_FWD_FP8_D64_BLOCK_N / _D128_BLOCK_N 256, unmasked instances: a key block of two K-scale
 // blocks; the softmax takes one factor per 128-key half (OnlineSoftmax::update_scaled). FA3's fp8
 // tiles are 192 × 160 (d64) and 128 × 224 (d128), but a key block that is not a multiple of 128
 // would straddle K-scale blocks at run-time positions. Fewer stages where 4 do not fit:
 //   d64 N256: Q 2 × 8 + 4 × (16 + 16) + O 16 = 160 KB;  d128 N256: Q 2 × 16 + 2 × (32 + 32) + O 32 = 192 KB
-// Registers (per consumer thread, fp32 S + O + e4m3 P): d64 N256 128 + 32 + 32, d128 N256 128 + 64 + 32.
+// Registers per consumer thread (fp32 S + fp32 O + e4m3 P, all live while the next block's Q·Kᵀ
+// overlaps P·V): d64 N256 128 + 32 + 32 at 240, no spills; d128 N256 128 + 64 + 32, spills (144 B
+// stores / loads); the masked d64 instance at 256 spilled too (232 B), so masked instances keep 128;
+// 3 warpgroups (160 registers) with N256 do not compile (ptxas C7602: S alone is 128).
 #ifndef FA_SM90_FWD_FP8_D64_BLOCK_M
 #define FA_SM90_FWD_FP8_D64_BLOCK_M 128
 #endif
@@ -235,9 +239,10 @@ struct FwdTileFp8 {
   static constexpr int kBlockM =
       kHeadDim == 64 ? (kMasked ? FA_SM90_FWD_FP8_D64_MASKED_BLOCK_M : FA_SM90_FWD_FP8_D64_BLOCK_M)
                      : 2 * core::fp8::kQBlock;
-  static constexpr int kBlockN = kHeadDim == 64    ? FA_SM90_FWD_FP8_D64_BLOCK_N
-                                 : kHeadDim == 128 ? FA_SM90_FWD_FP8_D128_BLOCK_N
-                                                   : core::fp8::kKBlock;
+  static constexpr int kBlockN = kMasked             ? core::fp8::kKBlock
+                                 : kHeadDim == 64    ? FA_SM90_FWD_FP8_D64_BLOCK_N
+                                 : kHeadDim == 128   ? FA_SM90_FWD_FP8_D128_BLOCK_N
+                                                     : core::fp8::kKBlock;
   // d64/d128: as many K/V stages as fit beside two Q slots and the O buffer (2-byte O), at most 4.
   static constexpr int kStageFit =
       (227 * 1024 - 1024 - 2 * kBlockM * kHeadDim - 2 * kBlockM * kHeadDim) / (2 * kBlockN * kHeadDim);
@@ -249,6 +254,8 @@ static_assert((FA_SM90_FWD_FP8_D64_BLOCK_M == 128 || FA_SM90_FWD_FP8_D64_BLOCK_M
 static_assert((FA_SM90_FWD_FP8_D64_BLOCK_N == 128 || FA_SM90_FWD_FP8_D64_BLOCK_N == 256) &&
                   (FA_SM90_FWD_FP8_D128_BLOCK_N == 128 || FA_SM90_FWD_FP8_D128_BLOCK_N == 256),
               "fp8 key block: whole K-scale blocks (core::fp8::kKBlock), at most the 256-key TMA box");
+static_assert(FA_SM90_FWD_FP8_D64_BLOCK_M == 128 || FA_SM90_FWD_FP8_D64_BLOCK_N == 128,
+              "fp8 d64: 3 consumer warpgroups (160 registers) cannot hold a 256-key S (128 registers)");
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
 static_assert((FA_SM90_FWD_D64_BLOCK_M == 128 || FA_SM90_FWD_D64_BLOCK_M == 192) &&
