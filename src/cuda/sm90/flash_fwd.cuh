@@ -949,6 +949,8 @@ struct FwdKernel {
       v_scale = __ldg(p.v_scale + bh_kv);
       k_scale_row = p.k_scale + bh_kv * p.k_blocks;
       if (n_blocks > 0) {
+        // One scale: the address arithmetic of the one-scale kernels before the key-block
+        // switches, which keeps their SASS byte-identical.
         if constexpr (kKScales == 1) k_scale_next[0] = __ldg(k_scale_row + n_block_max - 1);
         else load_k_scales(n_block_max - 1);
       }
