@@ -19,7 +19,8 @@
 # 7. check.sh's summary and the tables, last.
 # Environment: INSTANCE_FILTER, TEST_FILTER (default *Fp8*:Quick/CudaForward.*fa3*), SAN_FILTER,
 # SAN_FILTER_RACE, COMPARE_ARGS, DEADLINE_S (default 580), BUILD_DIR (default build-fp8), JOBS (16),
-# FP8_PY, FP8_CLI, FP8_ACC, POLY_AB_FLAGS, POLY_AB_ARGS.
+# FP8_STAGES (check.sh stages, default build,test,sanitize), FP8_PY, FP8_CLI, FP8_ACC, POLY_AB_FLAGS,
+# POLY_AB_ARGS, POLY_AB_NAME (the A/B table's file name, default poly_ab).
 # Files in $OUT (<= 8): build.log, ptxas.txt, tests.log (check.sh), fp8.log, compare.json,
 # compare.md, accuracy.md, poly_ab.md.
 set -uo pipefail
@@ -35,7 +36,7 @@ export SAN_RING=
 COMPARE_ARGS=${COMPARE_ARGS:---hdims 64,128,256 --seqlens 512,1024,2048,4096,8192,16384 --causal both}
 SECONDS=0
 
-STAGES=build,test,sanitize bash scripts/gpu/check.sh "$OUT" 2>&1 | tee "$OUT/fp8.log" | tail -40
+STAGES=${FP8_STAGES:-build,test,sanitize} bash scripts/gpu/check.sh "$OUT" 2>&1 | tee -a "$OUT/fp8.log" | tail -40
 
 lib="$BUILD_DIR/libflashattn.so"
 echo; echo "=== SASS of the fp8 kernels ($(date +%H:%M:%S), ${SECONDS}s elapsed) ===" | tee -a "$OUT/fp8.log"
@@ -113,8 +114,15 @@ if [[ -n "$poly_pid" ]]; then
   if [[ -f "$ab/libflashattn.so" ]]; then
     echo "--- fa check (switch build) --no-backward --no-kvcache --quiet" | tee -a "$OUT/fp8.log"
     timeout 120 "$ab/fa" check --backend cuda --no-backward --no-kvcache --quiet 2>&1 | tail -6 | tee -a "$OUT/fp8.log"
+    # Several tiles and key blocks of the unmasked d64/d128 instances (fa check's shapes are small).
+    for a in "--head-dim 64 --seqlen 1000 --seqlen-k 4097" "--head-dim 64 --seqlen 4097 --seqlen-k 1000" \
+      "--head-dim 128 --seqlen 1000 --seqlen-k 4097"; do
+      echo "--- (switch build) fa run --fp8 $a" | tee -a "$OUT/fp8.log"
+      # shellcheck disable=SC2086
+      timeout 60 "$ab/fa" run --fp8 $a --check-rows 0 2>&1 | tail -4 | tee -a "$OUT/fp8.log"
+    done
     POLY_AB_ARGS=${POLY_AB_ARGS:---hdims 64,128,256 --seqlens 1024,8192 --causal both}
-    : >"$OUT/poly_ab.md"
+    : >"$OUT/${POLY_AB_NAME:-poly_ab}.md"
     for round in 1 2; do
       for which in default switch; do
         l=$lib; [[ $which == switch ]] && l="$ab/libflashattn.so"
@@ -124,7 +132,7 @@ if [[ -n "$poly_pid" ]]; then
         timeout "$left" python3 bench/compare.py --lib "$l" --algos fa3,fa3fp8 --peers= --pass fwd $POLY_AB_ARGS \
           --out "/tmp/fa_ab_$which$round" >>"$OUT/fp8.log" 2>&1
         { echo; echo "## round $round: $which (${which/switch/$POLY_AB_FLAGS})"; echo;
-          sed -n '/^| d |/,/^| \*\*min/p' "/tmp/fa_ab_$which$round/compare.md"; } >>"$OUT/poly_ab.md"
+          sed -n '/^| d |/,/^| \*\*min/p' "/tmp/fa_ab_$which$round/compare.md"; } >>"$OUT/${POLY_AB_NAME:-poly_ab}.md"
       done
     done
   else
@@ -138,4 +146,4 @@ echo "=== summary ==="
 sed -n '/^=== summary/,$p' "$OUT/fp8.log" | head -30
 [[ -f "$OUT/compare.md" ]] && cat "$OUT/compare.md"
 [[ -f "$OUT/accuracy.md" ]] && cat "$OUT/accuracy.md"
-[[ -f "$OUT/poly_ab.md" ]] && cat "$OUT/poly_ab.md"
+[[ -f "$OUT/${POLY_AB_NAME:-poly_ab}.md" ]] && cat "$OUT/${POLY_AB_NAME:-poly_ab}.md"

@@ -435,6 +435,9 @@ const std::vector<Fp8Case>& forward_cases() {
     }));
     v.push_back(
         with(fcase("d64_q64_k129_plain", 64, 64, 129), [](Fp8Case& c) { c.incoherent = 0; }));
+    // Unmasked d64 over several tiles and key blocks (a 192-row or 256-key tile switch included).
+    v.push_back(fcase("d64_q1000_k1000", 64, 1000, 1000));
+    v.push_back(with(fcase("d64_q1000_k4097_gqa4", 64, 1000, 4097), [](Fp8Case& c) { c.hq = 8, c.hk = 2; }));
     v.push_back(with(fcase("d64_q1000_k1000_causal_b2", 64, 1000, 1000),
                      [](Fp8Case& c) { c.causal = true, c.b = 2; }));
     v.push_back(
