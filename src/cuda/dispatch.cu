@@ -11,6 +11,7 @@
 
 #include "core/backend.hpp"
 #include "cuda/dispatch.hpp"
+#include "cuda/sm100/gate.hpp"
 
 namespace fa::cuda {
 
@@ -107,6 +108,7 @@ const KernelEntry* best_of(const CandKey& k, fa_algo algo) {
       continue;
     if (k.sm < e.min_sm || k.sm > e.max_sm) continue;
     if ((k.mask && !e.masked) || (k.cap && !e.softcap)) continue;
+    if (!sm100::entry_allowed(e.min_sm, sm100::env_value())) continue;  // compile-only, opt-in
     if (!best || (int(e.masked) + int(e.softcap) < int(best->masked) + int(best->softcap)))
       best = &e;
   }
@@ -157,6 +159,13 @@ core::Status candidates(const core::AttnParams& p, Pass pass, int sm, Candidates
     if (memo_n < kMemo) ++memo_n;
     return core::Status::success();
   }
+  // A compile-only sm100 kernel would have served: say why it did not, and how to opt in.
+  for (const KernelEntry& e : table())
+    if (!sm100::entry_allowed(e.min_sm, sm100::env_value()) && sm >= e.min_sm &&
+        sm <= e.max_sm && e.pass == pass && e.dtype == key.dtype &&
+        e.head_dim == key.head_dim && (key.algo == FA_ALGO_AUTO || e.algo == key.algo) &&
+        (!key.mask || e.masked) && (!key.cap || e.softcap))
+      return core::unsupported(sm100::kRefusal);
   const char* pass_name = pass == Pass::Forward ? "forward" : pass == Pass::Backward ? "backward" : "KV-cache decode";
   return core::unsupported(std::string("no CUDA ") + pass_name +
                            " kernel for algo=" + algo_name(p.algo) + ", " +
