@@ -151,6 +151,45 @@ void print_check(const CheckResult& r) {
   std::printf("  result    %s\n", r.passed() ? "PASS" : "FAIL");
 }
 
+// The shape, timing and check options of `fa run` and `fa run --fp8`, with the defaults both
+// document. Declared in two parts so each command keeps its own options between them.
+struct RunOpts {
+  int64_t batch = 0, heads = 0, kv_heads = 0, seqlen = 0, seqlen_k = 0, head_dim = 128;
+  int64_t warmup = -1, repeats = -1, check_rows = 128, check_heads = 2;
+  bool causal = true, check = true;
+
+  void declare_shape(Args& a, const char* head_dim_help) {
+    a.option("batch", &batch, "batch size (0 = the backend's default)");
+    a.option("heads", &heads, "query heads (0 = default)");
+    a.option("kv-heads", &kv_heads, "key/value heads, divides --heads (0 = --heads)");
+    a.option("seqlen", &seqlen, "query length, and key length unless --seqlen-k (0 = default)");
+    a.option("seqlen-k", &seqlen_k, "key length (0 = --seqlen)");
+    a.option("head-dim", &head_dim, head_dim_help);
+    a.flag("causal", &causal, "causal mask (bottom-right aligned)");
+  }
+  void declare_timing(Args& a, const char* check_help) {
+    a.option("warmup", &warmup, "untimed calls first (-1 = 3 on GPU, 1 on CPU)");
+    a.option("repeats", &repeats, "timed calls; the median is reported (-1 = 10 GPU, 3 CPU)");
+    a.flag("check", &check, check_help);
+    a.option("check-rows", &check_rows, "query rows checked per sampled head (0 = all)");
+    a.option("check-heads", &check_heads, "(batch, kv head) pairs checked (0 = all)");
+  }
+  // After CommonOpts::apply (the defaults depend on p.gpu); resolves warmup and repeats too.
+  void apply(const Args& a, Problem& p) {
+    // An explicit window replaces the default causal mask (causal would force window_right = 0).
+    p.causal = a.given("window") && !a.given("causal") ? false : causal;
+    p.batch = batch ? batch : p.gpu ? 2 : 1;
+    p.heads_q = heads ? heads : p.gpu ? 16 : 8;
+    p.heads_kv = kv_heads ? kv_heads : p.heads_q;
+    p.seqlen_q = seqlen ? seqlen : p.gpu ? 4096 : 2048;
+    p.seqlen_k = a.given("seqlen-k") ? seqlen_k : p.seqlen_q;
+    p.head_dim = head_dim;
+    check_sizes(p);
+    if (warmup < 0) warmup = p.gpu ? 3 : 1;
+    if (repeats < 0) repeats = p.gpu ? 10 : 3;
+  }
+};
+
 bool wants_decode(int argc, char** argv);
 int cmd_run_decode(int argc, char** argv);
 bool wants_fp8(int argc, char** argv);
@@ -161,42 +200,20 @@ int cmd_run(int argc, char** argv) {
   if (wants_decode(argc, argv)) return cmd_run_decode(argc, argv);
   Problem p;
   CommonOpts common;
-  bool backward = false, check = true;
-  int64_t batch = 0, heads = 0, kv_heads = 0, seqlen = 0, seqlen_k = 0, head_dim = 128;
-  int64_t warmup = -1, repeats = -1, check_rows = 128, check_heads = 2;
-  bool causal = true;
+  RunOpts run;
+  bool backward = false;
   Args a("run",
          "Runs one attention workload, times it and spot-checks it against the float64 reference.\n"
          "Default: batch 2, 16 heads, seqlen 4096, head dim 128, causal, bf16 on the GPU; on the\n"
          "CPU backend batch 1, 8 heads, seqlen 2048 (a few seconds on 2 cores).\n"
          "FLOPs: 4*B*H*Nq*Nk*d, halved for causal (windows: visible pairs counted); backward 2.5x.");
-  a.option("batch", &batch, "batch size (0 = the backend's default)");
-  a.option("heads", &heads, "query heads (0 = default)");
-  a.option("kv-heads", &kv_heads, "key/value heads, divides --heads (0 = --heads)");
-  a.option("seqlen", &seqlen, "query length, and key length unless --seqlen-k (0 = default)");
-  a.option("seqlen-k", &seqlen_k, "key length (0 = --seqlen)");
-  a.option("head-dim", &head_dim, "head dimension");
-  a.flag("causal", &causal, "causal mask (bottom-right aligned)");
+  run.declare_shape(a, "head dimension");
   a.flag("backward", &backward, "also time and check the backward");
   common.declare(a);
-  a.option("warmup", &warmup, "untimed calls first (-1 = 3 on GPU, 1 on CPU)");
-  a.option("repeats", &repeats, "timed calls; the median is reported (-1 = 10 GPU, 3 CPU)");
-  a.flag("check", &check, "compare with the float64 reference");
-  a.option("check-rows", &check_rows, "query rows checked per sampled head (0 = all)");
-  a.option("check-heads", &check_heads, "(batch, kv head) pairs checked (0 = all)");
+  run.declare_timing(a, "compare with the float64 reference");
   if (!a.parse(argc, argv, 2)) return 0;
   common.apply(p);
-  // An explicit window replaces the default causal mask (causal would force window_right = 0).
-  p.causal = a.given("window") && !a.given("causal") ? false : causal;
-  p.batch = batch ? batch : p.gpu ? 2 : 1;
-  p.heads_q = heads ? heads : p.gpu ? 16 : 8;
-  p.heads_kv = kv_heads ? kv_heads : p.heads_q;
-  p.seqlen_q = seqlen ? seqlen : p.gpu ? 4096 : 2048;
-  p.seqlen_k = a.given("seqlen-k") ? seqlen_k : p.seqlen_q;
-  p.head_dim = head_dim;
-  check_sizes(p);
-  if (warmup < 0) warmup = p.gpu ? 3 : 1;
-  if (repeats < 0) repeats = p.gpu ? 10 : 3;
+  run.apply(a, p);
 
   Workload w(p, backward);
   std::printf("fa run: %s, %s, mask %s\n", backward ? "forward + backward" : "forward",
@@ -206,20 +223,20 @@ int cmd_run(int argc, char** argv) {
   std::fflush(stdout);
   const double flops = p.forward_flops();
   std::vector<double> all;
-  const double fwd_ms = w.time_ms(false, int(warmup), int(repeats), &all);
+  const double fwd_ms = w.time_ms(false, int(run.warmup), int(run.repeats), &all);
   std::printf("  forward   %9.3f ms  %s  (median of %zu, min %.3f ms, %.3g GFLOP)\n", fwd_ms,
               rate_text(flops, fwd_ms).c_str(), all.size(), *std::min_element(all.begin(), all.end()),
               flops * 1e-9);
   std::fflush(stdout);
   if (backward) {
-    const double bwd_ms = w.time_ms(true, int(warmup), int(repeats), &all);
+    const double bwd_ms = w.time_ms(true, int(run.warmup), int(run.repeats), &all);
     std::printf("  backward  %9.3f ms  %s  (median of %zu, min %.3f ms)\n", bwd_ms,
                 rate_text(2.5 * flops, bwd_ms).c_str(), all.size(),
                 *std::min_element(all.begin(), all.end()));
   }
-  if (!check) return 0;
+  if (!run.check) return 0;
   std::fflush(stdout);
-  const CheckResult r = w.check(check_rows, int(check_heads));
+  const CheckResult r = w.check(run.check_rows, int(run.check_heads));
   print_check(r);
   return r.passed() ? 0 : 1;
 }
@@ -280,9 +297,7 @@ int cmd_run_fp8(int argc, char** argv) {
   Problem p;
   CommonOpts common;
   Fp8Opts f8;
-  int64_t batch = 0, heads = 0, kv_heads = 0, seqlen = 0, seqlen_k = 0, head_dim = 128;
-  int64_t warmup = -1, repeats = -1, check_rows = 128, check_heads = 2;
-  bool causal = true, check = true;
+  RunOpts run;
   Args a("run --fp8",
          "Runs the FP8 (e4m3) forward (fa_fp8_forward: the call quantises fp16/bf16 q, k, v into a\n"
          "workspace, then runs attention on the e4m3 copies), times it (quantiser included unless\n"
@@ -290,33 +305,14 @@ int cmd_run_fp8(int argc, char** argv) {
          "rms(ours - ref) <= 1.25 rms(naive - ref) + 1e-5 for O and LSE, ref = float64 attention on\n"
          "the original inputs, naive = the backend's arithmetic in float64 on the call's quantised\n"
          "bytes. Defaults as fa run (head dims 64, 128, 256 only).");
-  a.option("batch", &batch, "batch size (0 = the backend's default)");
-  a.option("heads", &heads, "query heads (0 = default)");
-  a.option("kv-heads", &kv_heads, "key/value heads, divides --heads (0 = --heads)");
-  a.option("seqlen", &seqlen, "query length, and key length unless --seqlen-k (0 = default)");
-  a.option("seqlen-k", &seqlen_k, "key length (0 = --seqlen)");
-  a.option("head-dim", &head_dim, "head dimension: 64, 128 or 256");
-  a.flag("causal", &causal, "causal mask (bottom-right aligned)");
+  run.declare_shape(a, "head dimension: 64, 128 or 256");
   f8.declare(a);
   common.declare(a);
-  a.option("warmup", &warmup, "untimed calls first (-1 = 3 on GPU, 1 on CPU)");
-  a.option("repeats", &repeats, "timed calls; the median is reported (-1 = 10 GPU, 3 CPU)");
-  a.flag("check", &check, "check against the float64 reference");
-  a.option("check-rows", &check_rows, "query rows checked per sampled head (0 = all)");
-  a.option("check-heads", &check_heads, "(batch, kv head) pairs checked (0 = all)");
+  run.declare_timing(a, "check against the float64 reference");
   if (!a.parse(argc, argv, 2)) return 0;
   common.apply(p);
   const Fp8Spec spec = f8.spec();
-  p.causal = a.given("window") && !a.given("causal") ? false : causal;
-  p.batch = batch ? batch : p.gpu ? 2 : 1;
-  p.heads_q = heads ? heads : p.gpu ? 16 : 8;
-  p.heads_kv = kv_heads ? kv_heads : p.heads_q;
-  p.seqlen_q = seqlen ? seqlen : p.gpu ? 4096 : 2048;
-  p.seqlen_k = a.given("seqlen-k") ? seqlen_k : p.seqlen_q;
-  p.head_dim = head_dim;
-  check_sizes(p);
-  if (warmup < 0) warmup = p.gpu ? 3 : 1;
-  if (repeats < 0) repeats = p.gpu ? 10 : 3;
+  run.apply(a, p);
 
   Fp8Workload w(p, spec);
   std::printf("fa run --fp8: forward, %s -> e4m3, mask %s\n", dtype_name(p.dtype), p.mask_text().c_str());
@@ -326,12 +322,12 @@ int cmd_run_fp8(int argc, char** argv) {
   std::fflush(stdout);
   const double flops = p.forward_flops();
   std::vector<double> all;
-  const double ms = w.time_ms(int(warmup), int(repeats), &all);
+  const double ms = w.time_ms(int(run.warmup), int(run.repeats), &all);
   std::printf("  forward   %9.3f ms  %s  (median of %zu, min %.3f ms, %.3g GFLOP)\n", ms, rate_text(flops, ms).c_str(),
               all.size(), *std::min_element(all.begin(), all.end()), flops * 1e-9);
-  if (!check) return 0;
+  if (!run.check) return 0;
   std::fflush(stdout);
-  const Fp8Check r = w.check(check_rows, int(check_heads));
+  const Fp8Check r = w.check(run.check_rows, int(run.check_heads));
   print_fp8_check(r);
   return r.passed() ? 0 : 1;
 }

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 
 #include "args.hpp"
 #include "core/fp8.hpp"
 #include "core/mask.hpp"
-#include "core/validate.hpp"
+#include "core/params.hpp"
 #include "cpu/convert.hpp"
 #include "cpu/fp8.hpp"
 #include "cpu/reference.hpp"
@@ -68,27 +67,8 @@ Fp8Workload::Fp8Workload(const Problem& p, const Fp8Spec& s) : p_(p), s_(s) {
     fa_tensor k = describe(placeholder, dt, {B, Nk, Hk, D}, p_.gpu);
     throw_if_failed(fa_fp8_workspace_size(&q, &k, &k, &f, &opt_, &ws_bytes));
   }
-  const int64_t nq = B * Nq * Hq * D, nk = B * Nk * Hk * D;
-  // Same inputs as `fa run` for the same seed, so the two are comparable.
-  fill_random(q_h_, nq, dt, p_.seed * 4 + 0);
-  fill_random(k_h_, nk, dt, p_.seed * 4 + 1);
-  fill_random(v_h_, nk, dt, p_.seed * 4 + 2);
-  const int64_t e = elem_bytes(dt);
-  const bool g = p_.gpu;
-  q_ = Buffer(size_t(nq * e), g);
-  k_ = Buffer(size_t(nk * e), g);
-  v_ = Buffer(size_t(nk * e), g);
-  out_ = Buffer(size_t(nq * e), g);
-  lse_ = Buffer(size_t(B * Hq * Nq * 4), g);
-  ws_ = Buffer(std::max<size_t>(ws_bytes, 16), g);
-  q_.upload(q_h_.data());
-  k_.upload(k_h_.data());
-  v_.upload(v_h_.data());
-  tq_ = describe(q_.data(), dt, {B, Nq, Hq, D}, g);
-  tk_ = describe(k_.data(), dt, {B, Nk, Hk, D}, g);
-  tv_ = describe(v_.data(), dt, {B, Nk, Hk, D}, g);
-  tout_ = describe(out_.data(), dt, {B, Nq, Hq, D}, g);
-  tlse_ = describe(lse_.data(), FA_DTYPE_FLOAT32, {B, Hq, Nq}, g);
+  io_ = ForwardTensors(p_);
+  ws_ = Buffer(std::max<size_t>(ws_bytes, 16), p_.gpu);
   // The caller's workspace: reuse_quantized needs it, and it is what check() reads back.
   opt_.workspace = ws_.data();
   opt_.workspace_bytes = ws_.bytes();
@@ -97,23 +77,13 @@ Fp8Workload::Fp8Workload(const Problem& p, const Fp8Spec& s) : p_(p), s_(s) {
 void Fp8Workload::forward(bool reuse) {
   fa_fp8 f = s_.fp8();
   f.reuse_quantized = reuse ? 1 : 0;
-  throw_if_failed(fa_fp8_forward(&tq_, &tk_, &tv_, &f, &tout_, &tlse_, &opt_));
+  throw_if_failed(fa_fp8_forward(&io_.tq, &io_.tk, &io_.tv, &f, &io_.tout, &io_.tlse, &opt_));
 }
 
 double Fp8Workload::time_ms(int warmup, int repeats, std::vector<double>* all) {
   forward(false);  // reuse_quantized needs a workspace an earlier call filled
-  Timer timer(p_.gpu);
-  for (int i = 0; i < warmup; ++i) forward(s_.reuse_quantized);
-  if (p_.gpu) gpu_synchronize();
-  std::vector<double> ms;
-  for (int i = 0; i < std::max(repeats, 1); ++i) {
-    timer.start();
-    forward(s_.reuse_quantized);
-    ms.push_back(timer.stop_ms());
-  }
-  if (all) *all = ms;
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median_ms(
+      p_.gpu, warmup, repeats, [&] { forward(s_.reuse_quantized); }, all);
 }
 
 Fp8Check Fp8Workload::check(int64_t max_rows, int heads) {
@@ -122,31 +92,19 @@ Fp8Check Fp8Workload::check(int64_t max_rows, int heads) {
   const fa_dtype dt = p_.dtype;
   const int64_t G = Hq / Hk;
 
-  out_.fill_byte(0xff);  // NaN in every format: an unwritten result cannot pass
-  lse_.fill_byte(0xff);
+  io_.out.fill_byte(0xff);  // NaN in every format: an unwritten result cannot pass
+  io_.lse.fill_byte(0xff);
   ws_.fill_byte(0xff);
   forward(false);
   if (p_.gpu) gpu_synchronize();
-  std::vector<uint8_t> out_h(out_.bytes()), lse_h(lse_.bytes()), ws(ws_.bytes());
-  out_.download(out_h.data());
-  lse_.download(lse_h.data());
+  std::vector<uint8_t> out_h(io_.out.bytes()), lse_h(io_.lse.bytes()), ws(ws_.bytes());
+  io_.out.download(out_h.data());
+  io_.lse.download(lse_h.data());
   ws_.download(ws.data());
 
-  // The library's view of the call (resolved scale, causal as window_right = 0) for the
-  // reference, as Workload::check takes it.
-  fa_tensor hq = describe(q_h_.data(), dt, {B, Nq, Hq, D}, false);
-  fa_tensor hk = describe(k_h_.data(), dt, {B, Nk, Hk, D}, false);
-  fa_tensor hv = describe(v_h_.data(), dt, {B, Nk, Hk, D}, false);
-  fa_tensor hout = describe(out_h.data(), dt, {B, Nq, Hq, D}, false);
-  fa_options hopt = opt_;
-  hopt.backend = FA_BACKEND_CPU;
-  hopt.workspace = nullptr;
-  hopt.workspace_bytes = 0;
-  core::CallArgs args;
-  args.q = &hq, args.k = &hk, args.v = &hv, args.out = &hout, args.opt = &hopt;
-  core::AttnParams full;
-  const core::Status st = core::make_params(args, &full);
-  if (!st.ok()) throw LibraryError(st.code, st.message);
+  // The library's view of the call (resolved scale, causal as window_right = 0) for the reference.
+  const core::AttnParams full =
+      host_params(p_, opt_, io_.q_h.data(), io_.k_h.data(), io_.v_h.data(), out_h.data());
 
   const cf::Layout l = cf::layout(B, Nq, Nk, Hq, Hk, D);
   auto scales = [&](int64_t off) { return reinterpret_cast<const float*>(ws.data() + off); };
@@ -162,13 +120,7 @@ Fp8Check Fp8Workload::check(int64_t max_rows, int heads) {
                          : "the CPU backend's arithmetic (attention on the dequantised inputs)";
   const int64_t m = (max_rows <= 0 || max_rows >= Nq) ? Nq : max_rows;
   const int64_t row0 = Nq - m;
-  std::vector<std::pair<int64_t, int64_t>> picks;
-  const int64_t total = B * Hk;
-  const int64_t n_pick = heads <= 0 ? total : std::min<int64_t>(heads, total);
-  for (int64_t s = 0; s < n_pick; ++s) {
-    const int64_t idx = n_pick == 1 ? 0 : s * (total - 1) / (n_pick - 1);
-    picks.push_back({idx / Hk, idx % Hk});
-  }
+  const auto picks = sample_kv_heads(B, Hk, heads);
 
   const int64_t e = elem_bytes(dt);
   double err_sq = 0, naive_sq = 0, ref_sq = 0, lse_sq = 0, naive_lse_sq = 0;
@@ -176,18 +128,8 @@ Fp8Check Fp8Workload::check(int64_t max_rows, int heads) {
   std::vector<double> s_row(static_cast<size_t>(std::max<int64_t>(Nk, 1))),
       acc(static_cast<size_t>(D));
   for (auto [b, kvh] : picks) {
-    // Reference: float64 on the original inputs of the sub-problem (rows [row0, Nq) of the G
-    // query heads of this KV head; the tail keeps the bottom-right alignment, as in Workload).
-    core::AttnParams sub = full;
-    sub.batch = 1;
-    sub.heads_q = int(G);
-    sub.heads_kv = 1;
-    sub.seqlen_q = m;
-    sub.total_q = m;
-    sub.total_k = Nk;
-    sub.q = q_h_.data() + full.q_str.offset(b, row0, kvh * G) * e;
-    sub.k = k_h_.data() + full.k_str.offset(b, 0, kvh) * e;
-    sub.v = v_h_.data() + full.v_str.offset(b, 0, kvh) * e;
+    // Reference: float64 on the original inputs of the sub-problem, as Workload::check takes it.
+    const core::AttnParams sub = sub_problem(full, io_, e, b, kvh, row0, m);
     std::vector<double> o_ref, lse_ref;
     ref::forward(sub, ref::load(sub), o_ref, lse_ref);
 
@@ -255,13 +197,7 @@ Fp8Check Fp8Workload::check(int64_t max_rows, int heads) {
   r.rms_lse = rms(lse_sq, n_lse);
   r.naive_rms_lse = rms(naive_lse_sq, n_lse);
   r.rel_rms = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : 0.0;
-  std::ostringstream s;
-  if (m == Nq && n_pick == total)
-    s << "all rows and heads";
-  else
-    s << "last " << m << " of " << Nq << " query rows of " << n_pick << " of " << total
-      << " (batch, kv head) pairs";
-  r.sample = s.str();
+  r.sample = sample_text(m, Nq, int64_t(picks.size()), B * Hk);
   return r;
 }
 

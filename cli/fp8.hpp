@@ -71,9 +71,8 @@ class Fp8Workload {
   Problem p_;
   Fp8Spec s_;
   fa_options opt_;
-  std::vector<uint8_t> q_h_, k_h_, v_h_;
-  Buffer q_, k_, v_, out_, lse_, ws_;
-  fa_tensor tq_{}, tk_{}, tv_{}, tout_{}, tlse_{};
+  ForwardTensors io_;
+  Buffer ws_;
 };
 
 }  // namespace fa::cli

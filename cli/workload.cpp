@@ -197,6 +197,31 @@ bool CheckResult::passed() const {
   return cache_ok && o.ok() && lse.ok() && (!backward || (dq.ok() && dk.ok() && dv.ok()));
 }
 
+ForwardTensors::ForwardTensors(const Problem& p) {
+  const int64_t B = p.batch, Nq = p.seqlen_q, Nk = p.seqlen_k, Hq = p.heads_q, Hk = p.heads_kv,
+                D = p.head_dim;
+  const fa_dtype dt = p.dtype;
+  const int64_t nq = B * Nq * Hq * D, nk = B * Nk * Hk * D;
+  fill_random(q_h, nq, dt, p.seed * 4 + 0);
+  fill_random(k_h, nk, dt, p.seed * 4 + 1);
+  fill_random(v_h, nk, dt, p.seed * 4 + 2);
+  const int64_t e = elem_bytes(dt);
+  const bool g = p.gpu;
+  q = Buffer(size_t(nq * e), g);
+  k = Buffer(size_t(nk * e), g);
+  v = Buffer(size_t(nk * e), g);
+  out = Buffer(size_t(nq * e), g);
+  lse = Buffer(size_t(B * Hq * Nq * 4), g);
+  q.upload(q_h.data());
+  k.upload(k_h.data());
+  v.upload(v_h.data());
+  tq = describe(q.data(), dt, {B, Nq, Hq, D}, g);
+  tk = describe(k.data(), dt, {B, Nk, Hk, D}, g);
+  tv = describe(v.data(), dt, {B, Nk, Hk, D}, g);
+  tout = describe(out.data(), dt, {B, Nq, Hq, D}, g);
+  tlse = describe(lse.data(), FA_DTYPE_FLOAT32, {B, Hq, Nq}, g);
+}
+
 Workload::Workload(const Problem& p, bool with_backward) : p_(p), with_backward_(with_backward) {
   opt_ = p_.options();
   const int64_t B = p_.batch, Nq = p_.seqlen_q, Nk = p_.seqlen_k, Hq = p_.heads_q,
@@ -214,25 +239,10 @@ Workload::Workload(const Problem& p, bool with_backward) : p_(p), with_backward_
                                   : fa_forward_workspace_size(&q, &k, &k, nullptr, &opt_, &bytes));
   }
 
+  io_ = ForwardTensors(p_);
   const int64_t nq = B * Nq * Hq * D, nk = B * Nk * Hk * D;
-  fill_random(q_h_, nq, dt, p_.seed * 4 + 0);
-  fill_random(k_h_, nk, dt, p_.seed * 4 + 1);
-  fill_random(v_h_, nk, dt, p_.seed * 4 + 2);
   const int64_t e = elem_bytes(dt);
   const bool g = p_.gpu;
-  q_ = Buffer(size_t(nq * e), g);
-  k_ = Buffer(size_t(nk * e), g);
-  v_ = Buffer(size_t(nk * e), g);
-  out_ = Buffer(size_t(nq * e), g);
-  lse_ = Buffer(size_t(B * Hq * Nq * 4), g);
-  q_.upload(q_h_.data());
-  k_.upload(k_h_.data());
-  v_.upload(v_h_.data());
-  tq_ = describe(q_.data(), dt, {B, Nq, Hq, D}, g);
-  tk_ = describe(k_.data(), dt, {B, Nk, Hk, D}, g);
-  tv_ = describe(v_.data(), dt, {B, Nk, Hk, D}, g);
-  tout_ = describe(out_.data(), dt, {B, Nq, Hq, D}, g);
-  tlse_ = describe(lse_.data(), FA_DTYPE_FLOAT32, {B, Hq, Nq}, g);
   if (with_backward_) {
     fill_random(do_h_, nq, dt, p_.seed * 4 + 3);
     do_ = Buffer(size_t(nq * e), g);
@@ -247,26 +257,93 @@ Workload::Workload(const Problem& p, bool with_backward) : p_(p), with_backward_
   }
 }
 
-void Workload::forward() { throw_if_failed(fa_forward(&tq_, &tk_, &tv_, &tout_, &tlse_, &opt_)); }
-
-void Workload::backward() {
-  throw_if_failed(fa_backward(&tq_, &tk_, &tv_, &tout_, &tlse_, &tdo_, &tdq_, &tdk_, &tdv_, &opt_));
+void Workload::forward() {
+  throw_if_failed(fa_forward(&io_.tq, &io_.tk, &io_.tv, &io_.tout, &io_.tlse, &opt_));
 }
 
-double Workload::time_ms(bool bwd, int warmup, int repeats, std::vector<double>* all) {
-  if (bwd) forward();  // the backward reads the forward's out and lse
-  Timer timer(p_.gpu);
-  for (int i = 0; i < warmup; ++i) bwd ? backward() : forward();
-  if (p_.gpu) gpu_synchronize();
+void Workload::backward() {
+  throw_if_failed(fa_backward(&io_.tq, &io_.tk, &io_.tv, &io_.tout, &io_.tlse, &tdo_, &tdq_, &tdk_,
+                              &tdv_, &opt_));
+}
+
+double median_ms(bool gpu, int warmup, int repeats, const std::function<void()>& call,
+                 std::vector<double>* all) {
+  Timer timer(gpu);
+  for (int i = 0; i < warmup; ++i) call();
+  if (gpu) gpu_synchronize();
   std::vector<double> ms;
   for (int i = 0; i < std::max(repeats, 1); ++i) {
     timer.start();
-    bwd ? backward() : forward();
+    call();
     ms.push_back(timer.stop_ms());
   }
   if (all) *all = ms;
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+core::AttnParams host_params(const Problem& p, fa_options opt, void* q, void* k, void* v,
+                             void* out) {
+  const int64_t B = p.batch, Nq = p.seqlen_q, Nk = p.seqlen_k, Hq = p.heads_q, Hk = p.heads_kv,
+                D = p.head_dim;
+  fa_tensor hq = describe(q, p.dtype, {B, Nq, Hq, D}, false);
+  fa_tensor hk = describe(k, p.dtype, {B, Nk, Hk, D}, false);
+  fa_tensor hv = describe(v, p.dtype, {B, Nk, Hk, D}, false);
+  fa_tensor hout = describe(out, p.dtype, {B, Nq, Hq, D}, false);
+  opt.backend = FA_BACKEND_CPU;
+  opt.algo = FA_ALGO_AUTO;
+  opt.workspace = nullptr;
+  opt.workspace_bytes = 0;
+  core::CallArgs args;
+  args.q = &hq, args.k = &hk, args.v = &hv, args.out = &hout, args.opt = &opt;
+  core::AttnParams full;
+  const core::Status st = core::make_params(args, &full);
+  if (!st.ok()) throw LibraryError(st.code, st.message);
+  return full;
+}
+
+std::vector<std::pair<int64_t, int64_t>> sample_kv_heads(int64_t batch, int64_t heads_kv,
+                                                         int heads) {
+  std::vector<std::pair<int64_t, int64_t>> picks;
+  const int64_t total = batch * heads_kv;
+  const int64_t n_pick = heads <= 0 ? total : std::min<int64_t>(heads, total);
+  for (int64_t s = 0; s < n_pick; ++s) {
+    const int64_t idx = n_pick == 1 ? 0 : s * (total - 1) / (n_pick - 1);
+    picks.push_back({idx / heads_kv, idx % heads_kv});
+  }
+  return picks;
+}
+
+core::AttnParams sub_problem(const core::AttnParams& full, const ForwardTensors& io, int64_t e,
+                             int64_t b, int64_t kvh, int64_t row0, int64_t rows) {
+  // Taking the last rows keeps the bottom-right alignment: Mask(rows, Nk) puts local row i at key
+  // i + Nk - rows, which is where global row row0 + i sits in Mask(Nq, Nk).
+  const int64_t G = full.heads_q / full.heads_kv;
+  core::AttnParams sub = full;
+  sub.batch = 1;
+  sub.heads_q = int(G);
+  sub.heads_kv = 1;
+  sub.seqlen_q = rows;
+  sub.total_q = rows;
+  sub.total_k = full.seqlen_k;
+  sub.q = io.q_h.data() + full.q_str.offset(b, row0, kvh * G) * e;
+  sub.k = io.k_h.data() + full.k_str.offset(b, 0, kvh) * e;
+  sub.v = io.v_h.data() + full.v_str.offset(b, 0, kvh) * e;
+  return sub;
+}
+
+std::string sample_text(int64_t rows, int64_t seqlen_q, int64_t pairs, int64_t total_pairs) {
+  if (rows == seqlen_q && pairs == total_pairs) return "all rows and heads";
+  std::ostringstream s;
+  s << "last " << rows << " of " << seqlen_q << " query rows of " << pairs << " of " << total_pairs
+    << " (batch, kv head) pairs";
+  return s.str();
+}
+
+double Workload::time_ms(bool bwd, int warmup, int repeats, std::vector<double>* all) {
+  if (bwd) forward();  // the backward reads the forward's out and lse
+  return median_ms(
+      p_.gpu, warmup, repeats, [&] { bwd ? backward() : forward(); }, all);
 }
 
 CheckResult Workload::check(int64_t max_rows, int heads) {
@@ -276,35 +353,23 @@ CheckResult Workload::check(int64_t max_rows, int heads) {
   const int64_t G = Hk > 0 ? Hq / Hk : 0;
 
   // Poison: a result the kernel forgets to write reads as NaN (0xff.. is NaN in every format).
-  for (Buffer* b : {&out_, &lse_, &dq_, &dk_, &dv_}) b->fill_byte(0xff);
+  for (Buffer* b : {&io_.out, &io_.lse, &dq_, &dk_, &dv_}) b->fill_byte(0xff);
   forward();
   if (with_backward_) backward();
   if (p_.gpu) gpu_synchronize();
 
-  std::vector<uint8_t> out_h(out_.bytes()), lse_h(lse_.bytes()), dq_h(dq_.bytes()),
+  std::vector<uint8_t> out_h(io_.out.bytes()), lse_h(io_.lse.bytes()), dq_h(dq_.bytes()),
       dk_h(dk_.bytes()), dv_h(dv_.bytes());
-  out_.download(out_h.data());
-  lse_.download(lse_h.data());
+  io_.out.download(out_h.data());
+  io_.lse.download(lse_h.data());
   if (with_backward_) {
     dq_.download(dq_h.data());
     dk_.download(dk_h.data());
     dv_.download(dv_h.data());
   }
 
-  // The library's own view of the call, on the host copies: the reference then sees exactly the
-  // scale, window and softcap the backend saw.
-  fa_tensor hq = describe(q_h_.data(), dt, {B, Nq, Hq, D}, false);
-  fa_tensor hk = describe(k_h_.data(), dt, {B, Nk, Hk, D}, false);
-  fa_tensor hv = describe(v_h_.data(), dt, {B, Nk, Hk, D}, false);
-  fa_tensor hout = describe(out_h.data(), dt, {B, Nq, Hq, D}, false);
-  fa_options hopt = opt_;
-  hopt.backend = FA_BACKEND_CPU;
-  hopt.algo = FA_ALGO_AUTO;
-  core::CallArgs args;
-  args.q = &hq, args.k = &hk, args.v = &hv, args.out = &hout, args.opt = &hopt;
-  core::AttnParams full;
-  const core::Status st = core::make_params(args, &full);
-  if (!st.ok()) throw LibraryError(st.code, st.message);
+  const core::AttnParams full =
+      host_params(p_, opt_, io_.q_h.data(), io_.k_h.data(), io_.v_h.data(), out_h.data());
 
   CheckResult r;
   // Gradients pass through more low-precision steps (dP, dS in the input dtype on GPUs).
@@ -316,13 +381,7 @@ CheckResult Workload::check(int64_t max_rows, int heads) {
   const int64_t row0 = Nq - m;
 
   // Sampled KV heads: spread over (batch, kv head), first and last always included.
-  std::vector<std::pair<int64_t, int64_t>> picks;
-  const int64_t total = B * Hk;
-  const int64_t n_pick = heads <= 0 ? total : std::min<int64_t>(heads, total);
-  for (int64_t s = 0; s < n_pick; ++s) {
-    const int64_t idx = n_pick == 1 ? 0 : s * (total - 1) / (n_pick - 1);
-    picks.push_back({idx / Hk, idx % Hk});
-  }
+  const auto picks = sample_kv_heads(B, Hk, heads);
 
   // Keys whose dK/dV the tail block fully determines: those no row above it can see.
   const core::Mask full_mask(Nq, Nk, full.window_left, full.window_right);
@@ -333,21 +392,8 @@ CheckResult Workload::check(int64_t max_rows, int heads) {
 
   const int64_t e = elem_bytes(dt);
   for (auto [b, kvh] : picks) {
-    // Sub-problem: one batch entry, the G query heads of KV head kvh, query rows [row0, Nq).
-    // Taking the last rows keeps the bottom-right alignment: Mask(m, Nk) puts local row i at key
-    // i + Nk - m, which is where global row row0 + i sits in Mask(Nq, Nk).
-    core::AttnParams sub = full;
-    sub.batch = 1;
-    sub.heads_q = int(G);
-    sub.heads_kv = 1;
-    sub.seqlen_q = m;
-    sub.total_q = m;
-    sub.total_k = Nk;
-    const int64_t qoff = full.q_str.offset(b, row0, kvh * G);
-    sub.q = q_h_.data() + qoff * e;
-    sub.k = k_h_.data() + full.k_str.offset(b, 0, kvh) * e;
-    sub.v = v_h_.data() + full.v_str.offset(b, 0, kvh) * e;
-    sub.dout = with_backward_ ? do_h_.data() + qoff * e : nullptr;
+    core::AttnParams sub = sub_problem(full, io_, e, b, kvh, row0, m);
+    sub.dout = with_backward_ ? do_h_.data() + full.q_str.offset(b, row0, kvh * G) * e : nullptr;
     sub.do_str = full.q_str;
     const ref::Inputs in = ref::load(sub);
     std::vector<double> o_ref, lse_ref;
@@ -382,11 +428,7 @@ CheckResult Workload::check(int64_t max_rows, int heads) {
   }
 
   std::ostringstream s;
-  if (m == Nq && n_pick == total)
-    s << "all rows and heads";
-  else
-    s << "last " << m << " of " << Nq << " query rows of " << n_pick << " of " << total
-      << " (batch, kv head) pairs";
+  s << sample_text(m, Nq, int64_t(picks.size()), B * Hk);
   if (with_backward_ && m < Nq) {
     if (complete_keys > 0)
       s << "; dK/dV on the " << complete_keys << " keys only those rows see";

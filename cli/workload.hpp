@@ -6,11 +6,17 @@
 #include <flashattn/flashattn.h>
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device.hpp"
+
+namespace fa::core {
+struct AttnParams;
+}
 
 namespace fa::cli {
 
@@ -68,6 +74,17 @@ struct CheckResult {
   bool passed() const;
 };
 
+// Random q, k, v with host copies for the reference, and out and lse, in p's dense layout on p's
+// device; tensors describe the device side. Seeded from p.seed the same way for every workload, so
+// `fa run` and `fa run --fp8` see the same inputs for the same --seed.
+struct ForwardTensors {
+  ForwardTensors() = default;
+  explicit ForwardTensors(const Problem& p);
+  std::vector<uint8_t> q_h, k_h, v_h;
+  Buffer q, k, v, out, lse;
+  fa_tensor tq{}, tk{}, tv{}, tout{}, tlse{};
+};
+
 class Workload {
  public:
   // Validates the request through the library before allocating, then allocates and fills the
@@ -88,10 +105,11 @@ class Workload {
   Problem p_;
   bool with_backward_;
   fa_options opt_;
-  // Host copies of the inputs (the reference reads these) and device (or host) buffers.
-  std::vector<uint8_t> q_h_, k_h_, v_h_, do_h_;
-  Buffer q_, k_, v_, out_, lse_, do_, dq_, dk_, dv_;
-  fa_tensor tq_{}, tk_{}, tv_{}, tout_{}, tlse_{}, tdo_{}, tdq_{}, tdk_{}, tdv_{};
+  ForwardTensors io_;
+  // The backward's: dO on the host (the reference reads it) and the gradients.
+  std::vector<uint8_t> do_h_;
+  Buffer do_, dq_, dk_, dv_;
+  fa_tensor tdo_{}, tdq_{}, tdk_{}, tdv_{};
 };
 
 // Helpers shared with the decode workload (decode.cpp).
@@ -102,6 +120,24 @@ void fill_random(std::vector<uint8_t>& out, int64_t n, fa_dtype dt, uint64_t see
 double load_elem(const std::vector<uint8_t>& buf, fa_dtype dt, int64_t i);
 // A dense row-major descriptor of data.
 fa_tensor describe(void* data, fa_dtype dt, const std::vector<int64_t>& shape, bool gpu);
+// Shared with the FP8 workload (fp8.cpp):
+// Median ms of `repeats` timed calls (at least one) after `warmup` untimed ones; all: every time.
+double median_ms(bool gpu, int warmup, int repeats, const std::function<void()>& call,
+                 std::vector<double>* all);
+// The library's own view of a call on the host copies (q, k, v, out in p's dense layout), run on
+// the CPU backend: the reference then sees exactly the scale, window and softcap the backend saw.
+// opt is the call's options; backend, algo and workspace are replaced. Throws LibraryError.
+core::AttnParams host_params(const Problem& p, fa_options opt, void* q, void* k, void* v,
+                             void* out);
+// `heads` (batch, KV head) pairs spread over all of them, first and last included (0 = all).
+std::vector<std::pair<int64_t, int64_t>> sample_kv_heads(int64_t batch, int64_t heads_kv,
+                                                         int heads);
+// The reference's sub-problem of one sampled (batch b, KV head kvh) of full: its query heads and
+// query rows [row0, row0 + rows) as one batch entry, on io's host copies (e bytes an element).
+core::AttnParams sub_problem(const core::AttnParams& full, const ForwardTensors& io, int64_t e,
+                             int64_t b, int64_t kvh, int64_t row0, int64_t rows);
+// "all rows and heads" or "last 128 of 4096 query rows of 2 of 32 (batch, kv head) pairs".
+std::string sample_text(int64_t rows, int64_t seqlen_q, int64_t pairs, int64_t total_pairs);
 double rtol_for(fa_dtype t);      // O (gradients: twice this)
 double rtol_lse_for(fa_dtype t);  // LSE
 
