@@ -17,7 +17,7 @@ fixed 5% would fail correct output).
 
 import numpy as np
 import pytest
-from reference import attention_ref, check_close
+from reference import attention_ref, check_close, visible
 
 import flashattn
 
@@ -393,17 +393,8 @@ def _e4m3_torch(x):
 
 
 def _mask(nq, nk, causal, window, device):
-    left, right = window
-    if causal:
-        right = 0
-    i = torch.arange(nq, device=device)[:, None] + (nk - nq)
-    j = torch.arange(nk, device=device)[None, :]
-    ok = torch.ones(nq, nk, dtype=torch.bool, device=device)
-    if right >= 0:
-        ok &= j <= i + right
-    if left >= 0:
-        ok &= j >= i - left
-    return ok
+    """reference.visible as a torch bool tensor on device."""
+    return torch.from_numpy(visible(nq, nk, causal, window)).to(device)
 
 
 def _sdpa64(q, k, v, causal, window):

@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed: GPU tests s
 import torch.nn.functional as F  # noqa: E402
 
 import flashattn  # noqa: E402
+from reference import visible  # noqa: E402
 
 pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: GPU tests skipped"),
@@ -19,17 +20,8 @@ pytestmark = [
 
 
 def _mask(nq, nk, causal, window, device):
-    left, right = window
-    if causal:
-        right = 0
-    i = torch.arange(nq, device=device)[:, None] + (nk - nq)
-    j = torch.arange(nk, device=device)[None, :]
-    ok = torch.ones(nq, nk, dtype=torch.bool, device=device)
-    if right >= 0:
-        ok &= j <= i + right
-    if left >= 0:
-        ok &= j >= i - left
-    return ok
+    """reference.visible as a torch bool tensor on device."""
+    return torch.from_numpy(visible(nq, nk, causal, window)).to(device)
 
 
 def _torch_attention(q, k, v, causal, window, softcap, scale):
