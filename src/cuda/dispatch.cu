@@ -174,21 +174,6 @@ core::Status candidates(const core::AttnParams& p, Pass pass, int sm, Candidates
                            std::to_string(sm));
 }
 
-// Makes p's device current for the call and restores the caller's afterwards.
-// One cudaGetDevice per call: nothing between construction and destruction changes the current
-// device except this guard, so the common case (already current) costs no set and no re-query.
-struct DeviceGuard {
-  int prev = -1;
-  bool switched = false;
-  explicit DeviceGuard(int dev) {
-    cudaGetDevice(&prev);
-    if (prev != dev) switched = cudaSetDevice(dev) == cudaSuccess;
-  }
-  ~DeviceGuard() {
-    if (switched && prev >= 0) cudaSetDevice(prev);
-  }
-};
-
 size_t workspace_of(const KernelEntry* e, const core::AttnParams& p) {
   return e->workspace ? e->workspace(p) : 0;
 }
@@ -196,24 +181,6 @@ size_t workspace_of(const KernelEntry* e, const core::AttnParams& p) {
 // A kernel may still decline a request its table key matched (e.g. TMA needs 16-byte aligned
 // rows); it then returns "unsupported" before enqueuing anything, and under AUTO the next
 // generation serves the call.
-// Launch failures are read back with cudaGetLastError(): an error this thread left pending
-// before the call would be reported as ours and cleared. Refuse instead, naming it and leaving
-// it in place for the code that caused it. cudaErrorNotReady (a stream/event query's "still
-// running", which some runtimes record) is no error: it is cleared and the call proceeds.
-core::Status refuse_pending_error() {
-  cudaError_t pending = cudaPeekAtLastError();
-  if (pending == cudaErrorNotReady) {
-    (void)cudaGetLastError();
-    pending = cudaPeekAtLastError();
-  }
-  if (pending != cudaSuccess)
-    return {FA_ERROR_CUDA, std::string("a CUDA error was already pending on this thread before the call (") +
-                               cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending) +
-                               "); nothing was launched. Clear it with cudaGetLastError() (if it is "
-                               "sticky, the context must be reset)"};
-  return core::Status::success();
-}
-
 core::Status run(const core::AttnParams& p, Pass pass) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
   FA_RETURN_IF_ERROR(refuse_pending_error());
@@ -263,6 +230,24 @@ core::Status workspace_size(const core::AttnParams& p, Pass pass, size_t* bytes)
 }
 
 }  // namespace
+
+// Launch failures are read back with cudaGetLastError(): an error this thread left pending
+// before the call would be reported as ours and cleared. Refuse instead, naming it and leaving
+// it in place for the code that caused it. cudaErrorNotReady (a stream/event query's "still
+// running", which some runtimes record) is no error: it is cleared and the call proceeds.
+core::Status refuse_pending_error() {
+  cudaError_t pending = cudaPeekAtLastError();
+  if (pending == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    pending = cudaPeekAtLastError();
+  }
+  if (pending != cudaSuccess)
+    return {FA_ERROR_CUDA, std::string("a CUDA error was already pending on this thread before the call (") +
+                               cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending) +
+                               "); nothing was launched. Clear it with cudaGetLastError() (if it is "
+                               "sticky, the context must be reset)"};
+  return core::Status::success();
+}
 
 core::Status check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();

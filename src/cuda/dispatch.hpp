@@ -38,6 +38,26 @@ struct KernelEntry {
 // seqused_k). The dispatcher runs it around every backward, whatever the generation.
 core::Status zero_unreached_kv_grads(const core::AttnParams& p, cudaStream_t stream, bool all_rows);
 
+// Makes dev current for the call and restores the caller's afterwards.
+// One cudaGetDevice per call: nothing between construction and destruction changes the current
+// device except this guard, so the common case (already current) costs no set and no re-query.
+struct DeviceGuard {
+  int prev = -1;
+  bool switched = false;
+  explicit DeviceGuard(int dev) {
+    cudaGetDevice(&prev);
+    if (prev != dev) switched = cudaSetDevice(dev) == cudaSuccess;
+  }
+  ~DeviceGuard() {
+    if (switched && prev >= 0) cudaSetDevice(prev);
+  }
+};
+
+// Refuses a call while this thread has a CUDA error pending (launch failures are read back with
+// cudaGetLastError(), so one left by someone else would be reported as ours); clears a
+// cudaErrorNotReady (not an error). Every host entry point calls it before launching.
+core::Status refuse_pending_error();
+
 // Converts the last CUDA error into a Status; kernels' launchers end with this. Errors pending
 // before the call never reach it: run() refuses to start while one is pending.
 core::Status check_launch(const char* what);

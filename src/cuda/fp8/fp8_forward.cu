@@ -12,19 +12,6 @@
 namespace fa::cuda {
 namespace {
 
-// Makes dev current for the call and restores the caller's device afterwards.
-struct CurrentDevice {
-  int prev = -1;
-  bool switched = false;
-  explicit CurrentDevice(int dev) {
-    cudaGetDevice(&prev);
-    if (prev != dev) switched = cudaSetDevice(dev) == cudaSuccess;
-  }
-  ~CurrentDevice() {
-    if (switched && prev >= 0) cudaSetDevice(prev);
-  }
-};
-
 // p8: what the kernel sees (core/params.hpp): the quantised copies in ws, contiguous, Vᵀ's
 // strides, the scales; the caller's o/lse in q's dtype.
 core::AttnParams kernel_view(const core::AttnParams& p, const fp8::Workspace& w, uint8_t* ws) {
@@ -60,14 +47,8 @@ core::Status fp8_workspace_size(const core::AttnParams& p, const fa_fp8&, size_t
 
 core::Status fp8_forward(const core::AttnParams& p, const fa_fp8& f) {
   if (device_count() == 0) return {FA_ERROR_CUDA, "no CUDA device is available"};
-  // A launch failure is read back with cudaGetLastError(): refuse to start over someone else's.
-  const cudaError_t pending = cudaPeekAtLastError();
-  if (pending != cudaSuccess && pending != cudaErrorNotReady)
-    return {FA_ERROR_CUDA, std::string("a CUDA error was already pending on this thread before "
-                                       "the call (") +
-                               cudaGetErrorName(pending) + "); nothing was launched"};
-  if (pending == cudaErrorNotReady) (void)cudaGetLastError();
-  CurrentDevice guard(p.device_id);
+  FA_RETURN_IF_ERROR(refuse_pending_error());
+  DeviceGuard guard(p.device_id);
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, p.device_id);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, p.device_id);
