@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -78,53 +77,6 @@ const char* algo_name(fa_algo a) {
 
 bool needs_mask(const core::AttnParams& p) { return p.window_left >= 0 || p.window_right >= 0; }
 
-// Short-key routing (FA_SM90_FWD_SHORT_ROUTE): an unmasked FA3 forward with few keys may run on
-// its head dim's masked instance, which the tile table (sm90/fwd_tile_config.hpp) gives another
-// tile: d256 64-key blocks instead of 80 (N = 512: 8 whole blocks instead of 7 with 560 keys
-// computed, the last one ragged), d64 128-row tiles instead of 192 (N = 512: 4 tiles instead of 3
-// with 576 rows computed). The masked kernel computes the same function for a call without a mask
-// (its block ranges span every key and only the ragged last block is tested), so this is a tile
-// choice, not a feature change. Value: "head_dim:max_seqlen_k" pairs separated by commas, read
-// once; unset = FA_SM90_FWD_SHORT_ROUTE_DEFAULT, "" or "0" = off.
-#ifndef FA_SM90_FWD_SHORT_ROUTE_DEFAULT
-#define FA_SM90_FWD_SHORT_ROUTE_DEFAULT ""
-#endif
-struct ShortRoute {
-  static constexpr int kMax = 8;
-  int head_dim[kMax] = {}, max_keys[kMax] = {}, n = 0;
-};
-
-ShortRoute parse_short_route(const char* s) {
-  ShortRoute r;
-  while (s && *s && r.n < ShortRoute::kMax) {
-    char* end = nullptr;
-    const long hd = std::strtol(s, &end, 10);
-    if (end == s || *end != ':') break;
-    s = end + 1;
-    const long keys = std::strtol(s, &end, 10);
-    if (end == s) break;
-    if (hd > 0 && keys > 0) {
-      r.head_dim[r.n] = int(hd);
-      r.max_keys[r.n] = int(std::min<long>(keys, 1L << 30));
-      ++r.n;
-    }
-    s = *end == ',' ? end + 1 : end;
-  }
-  return r;
-}
-
-bool short_route(const core::AttnParams& p, Pass pass, int sm) {
-  static const ShortRoute r = [] {
-    const char* v = std::getenv("FA_SM90_FWD_SHORT_ROUTE");
-    return parse_short_route(v ? v : FA_SM90_FWD_SHORT_ROUTE_DEFAULT);
-  }();
-  if (r.n == 0 || pass != Pass::Forward || sm != 90 || (p.algo != FA_ALGO_AUTO && p.algo != FA_ALGO_FA3))
-    return false;
-  for (int i = 0; i < r.n; ++i)
-    if (r.head_dim[i] == p.head_dim) return p.seqlen_k <= r.max_keys[i];
-  return false;
-}
-
 // The instances that can serve a request, best first: at most one per generation. Fixed capacity
 // so the per-call path allocates nothing.
 struct Candidates {
@@ -186,8 +138,7 @@ core::Status candidates(const core::AttnParams& p, Pass pass, int sm, Candidates
   if (p.dtype != core::DType::F16 && p.dtype != core::DType::BF16)
     return core::unsupported(std::string("the CUDA backend takes float16 or bfloat16, got ") +
                              core::dtype_name(p.dtype));
-  const CandKey key{pass, p.dtype, p.head_dim, sm, p.algo, needs_mask(p) || short_route(p, pass, sm),
-                   p.softcap > 0.f};
+  const CandKey key{pass, p.dtype, p.head_dim, sm, p.algo, needs_mask(p), p.softcap > 0.f};
   // The table scan walks every instance per generation; a call stream repeats a few keys (a
   // layer's forward and backward), so each thread remembers its last few answers. The table is
   // immutable after first use, so cached pointers into it stay valid.
