@@ -1,7 +1,7 @@
 // Host-side check of the O staging layout that the sm90 forward's stmatrix epilogue assumes
 // (FwdKernel::store_o_tma with kOStsm, src/cuda/sm90/flash_fwd.cuh), against CuTe's own partitions.
 // No GPU needed:
-//   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src \
+//   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src -I include \
 //        -isystem .deps/cutlass/include -x cu scripts/check_sm90_fwd_layout.cu -o /tmp/fwd_layout_check
 //   /tmp/fwd_layout_check      (exit status 0 and "ok" per head dim)
 // For every consumer thread and every value i of its O accumulator (CuTe's partition_C of the P·V
@@ -64,6 +64,40 @@ int check(const char* what = "") {
   return bad ? 1 : 0;
 }
 
+// Direct O stores through the quad transpose (FwdKernel::store_o_rows_wide, kOStoreRounds): the
+// kernel takes row r's word g of a thread from values (r, 2g), (r, 2g + 1) of the row-column
+// view and stores it as columns 8g + 2 (lane % 4), +1 of the row of value (r, 0), the same row in
+// the quad's 4 lanes. tests/core/test_quad_store.cpp checks the transpose against that layout;
+// here the layout is checked against CuTe's partition, for every head dim (any instance can take
+// this path: varlen, packed GQA, O without TMA alignment).
+template <class K>
+int check_quad_rows(const char* what) {
+  constexpr int D = K::kHeadDimC;
+  typename K::TiledMmaPV mma;
+  int bad = 0;
+  int quad_row[2] = {};
+  for (int tid = 0; tid < K::kConsumerThreads; ++tid) {
+    Tensor c = mma.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<K::kBlockM>, Int<D>>{}));
+    Tensor c_rc = make_tensor(c.data(), acc_rowcol_layout(c.layout()));
+    static_assert(decltype(size<0>(c_rc))::value == 2, "two rows per thread");
+    if (int(size<1>(c_rc)) != D / 4) return printf("%s: %d values per row, expected %d\n", what, int(size<1>(c_rc)), D / 4), 1;
+    const int q = tid % 4;
+    for (int r = 0; r < 2; ++r) {
+      const int row = get<0>(c_rc(r, 0));
+      if (q == 0) quad_row[r] = row;
+      if (row != quad_row[r] && bad++ < 5) printf("%s: tid %d row %d is %d, lane 0 of its quad %d\n", what, tid, r, row, quad_row[r]);
+      for (int v = 0; v < D / 4; ++v) {
+        const int want_col = 8 * (v / 2) + 2 * q + v % 2;
+        if ((get<0>(c_rc(r, v)) != row || get<1>(c_rc(r, v)) != want_col) && bad++ < 5)
+          printf("%s: tid %d value (%d, %d) is (%d, %d), assumed (%d, %d)\n", what, tid, r, v,
+                 int(get<0>(c_rc(r, v))), int(get<1>(c_rc(r, v))), row, want_col);
+      }
+    }
+  }
+  printf("%s quad-store rows: %s\n", what, bad ? "MISMATCH" : "ok");
+  return bad ? 1 : 0;
+}
+
 template <int D, bool kMasked, class Out>
 using Fp8Kernel = FwdKernel<cutlass::float_e4m3_t, D, kMasked, false, fwd_feature::kAll, Out>;
 
@@ -113,6 +147,22 @@ int main() {
   bad += check<64, false, Fp8Kernel<64, false, cutlass::bfloat16_t>>(" fp8->bf16");
   bad += check<128, true, Fp8Kernel<128, true, cutlass::half_t>>(" fp8->fp16");
   static_assert(!Fp8Kernel<256, false, cutlass::bfloat16_t>::kTmaStoreO, "fp8 d256: see fwd_tile_config.hpp");
+  using bf16 = cutlass::bfloat16_t;
+  using fp16 = cutlass::half_t;
+  bad += check_quad_rows<FwdKernel<bf16, 64, false, false>>("d64");
+  bad += check_quad_rows<FwdKernel<fp16, 64, true, true>>("d64 masked fp16");
+  bad += check_quad_rows<FwdKernel<bf16, 96, false, false>>("d96");
+  bad += check_quad_rows<FwdKernel<bf16, 96, true, true>>("d96 masked");
+  bad += check_quad_rows<FwdKernel<bf16, 128, false, false>>("d128");
+  bad += check_quad_rows<FwdKernel<fp16, 128, true, true>>("d128 masked fp16");
+  bad += check_quad_rows<FwdKernel<bf16, 192, false, false>>("d192");
+  bad += check_quad_rows<FwdKernel<bf16, 192, true, true>>("d192 masked");
+  bad += check_quad_rows<FwdKernel<bf16, 256, false, false>>("d256");
+  bad += check_quad_rows<FwdKernel<fp16, 256, true, true>>("d256 masked fp16");
+  bad += check_quad_rows<Fp8Kernel<64, false, bf16>>("fp8 d64");
+  bad += check_quad_rows<Fp8Kernel<128, true, fp16>>("fp8 d128 masked");
+  bad += check_quad_rows<Fp8Kernel<256, false, bf16>>("fp8 d256");
+  bad += check_quad_rows<Fp8Kernel<256, true, fp16>>("fp8 d256 masked");
   bad += check_p_fp8<64, false>();
   bad += check_p_fp8<128, true>();
   bad += check_p_fp8<256, false>();

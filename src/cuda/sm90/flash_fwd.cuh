@@ -91,6 +91,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "core/status.hpp"
+#include "cuda/common/quad_store.cuh"
 #include "cuda/common/sm90_pipeline.hpp"
 #include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/dispatch.hpp"
@@ -170,6 +171,18 @@ struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epil
 #ifndef FA_SM90_FWD_O_ROW_PTR
 #define FA_SM90_FWD_O_ROW_PTR 1
 #endif
+
+// Direct O stores (FA_SM90_FWD_O_ROW_PTR path) through a transpose inside each quad
+// (cuda/common/quad_store.cuh): 1 = 16-byte stores (two shuffle rounds), 2 = 8-byte stores (one
+// round), 0 = one 4-byte store per column pair. A row's quad then writes 64 (32) contiguous bytes
+// per instruction instead of four 4-byte pieces of 16-byte runs. Only where O's base and strides
+// are aligned to the store (Params::o_store_wide, host-checked); otherwise the 4-byte stores.
+// H200 session 10 (ncu, bf16 d256 N512 non-causal): the 4-byte stores and the conversions waiting
+// on their source registers were ~21% of the kernel's stall samples. Not yet timed.
+#ifndef FA_SM90_FWD_O_STORE16
+#define FA_SM90_FWD_O_STORE16 1
+#endif
+static_assert(FA_SM90_FWD_O_STORE16 >= 0 && FA_SM90_FWD_O_STORE16 <= 2, "FA_SM90_FWD_O_STORE16: 0, 1 or 2");
 
 // Head dims (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32) whose epilogue uses the
 // tile coordinates and TileWork computed before the mainloop, kept live across it; the others
@@ -379,6 +392,10 @@ struct FwdKernel {
   static constexpr bool kTmaStoreO = (kFeatures & fwd_feature::kTmaStore) != 0 &&
                                      (kQBeforeO && kQ2Fits ? 2 : 1) * kBytesQ + kBytesRing + kBytesO + 1024 <=
                                          227 * 1024;
+  // Shuffle rounds of the direct O stores' quad transpose (FA_SM90_FWD_O_STORE16; 0 = 4-byte stores).
+  static constexpr int kOStoreRounds =
+      FA_SM90_FWD_O_ROW_PTR == 0 ? 0 : FA_SM90_FWD_O_STORE16 == 1 ? 2 : FA_SM90_FWD_O_STORE16 == 2 ? 1 : 0;
+  static_assert(kHeadDim % (8 << kOStoreRounds) == 0, "whole sets of 8-column groups per row");
   static constexpr int kQStages =
       kQ2Fits && 2 * kBytesQ + kBytesRing + (kTmaStoreO ? kBytesO : 0) + 1024 <= 227 * 1024 ? 2 : 1;
   // Each slot starts 1024-byte aligned (the 128-byte swizzle's repeat).
@@ -460,6 +477,7 @@ struct FwdKernel {
     int pack_shift;
     cute::TmaDescriptor tma_q_packed;
     bool early_rescale;  // FA_SM90_FWD_EARLY_RESCALE == 2: the run-time choice
+    bool o_store_wide;   // kOStoreRounds > 0 and O aligned to its bytes: direct stores transposed
   };
 
   // What one tile needs besides its coordinates: its sequence, mask and key-block range.
@@ -1218,22 +1236,31 @@ struct FwdKernel {
       Tensor cO_rc = make_tensor(cO.data(), acc_rowcol_layout(cO.layout()));
       Tensor rO_rc = make_tensor(rO.data(), acc_rowcol_layout(rO.layout()));
       static_assert(decltype(size<1>(rO_rc))::value % 2 == 0);
+      bool wide = false;
+      if constexpr (kOStoreRounds > 0) {
+        if (params.o_store_wide) {
+          store_o_rows_wide(params, tc, we, cO, rO);
+          wide = true;
+        }
+      }
+      if (!wide) {
 #pragma unroll
-      for (int r = 0; r < decltype(size<0>(rO_rc))::value; ++r) {
-        const int row = get<0>(cO_rc(r, 0));
-        const int q_pos = we.m0 + (row >> pack_shift_of(params));
-        if (q_pos < we.seq.q_len) {
-          const int col0 = get<1>(cO_rc(r, 0));
-          OutElement* o_row = o_base +
-                           p.o_str.offset(tc.batch, we.seq.q_start + q_pos, tile_row_head(params, tc, row)) +
-                           col0;
+        for (int r = 0; r < decltype(size<0>(rO_rc))::value; ++r) {
+          const int row = get<0>(cO_rc(r, 0));
+          const int q_pos = we.m0 + (row >> pack_shift_of(params));
+          if (q_pos < we.seq.q_len) {
+            const int col0 = get<1>(cO_rc(r, 0));
+            OutElement* o_row = o_base +
+                             p.o_str.offset(tc.batch, we.seq.q_start + q_pos, tile_row_head(params, tc, row)) +
+                             col0;
 #pragma unroll
-          for (int c = 0; c < size<1>(rO_rc); c += 2) {
-            Pair v;
-            v[0] = rO_rc(r, c);
-            v[1] = rO_rc(r, c + 1);
-            // A compile-time constant (the fragment layout is static): an immediate store offset.
-            *reinterpret_cast<Pair*>(o_row + (get<1>(cO_rc(r, c)) - col0)) = v;
+            for (int c = 0; c < size<1>(rO_rc); c += 2) {
+              Pair v;
+              v[0] = rO_rc(r, c);
+              v[1] = rO_rc(r, c + 1);
+              // A compile-time constant (the fragment layout is static): an immediate store offset.
+              *reinterpret_cast<Pair*>(o_row + (get<1>(cO_rc(r, c)) - col0)) = v;
+            }
           }
         }
       }
@@ -1259,6 +1286,47 @@ struct FwdKernel {
         const int q_pos = we.m0 + (row >> pack_shift_of(params));
         if (get<1>(cO_rc(r, 0)) == 0 && q_pos < we.seq.q_len)
           p.lse[p.lse_offset(tc.batch, tile_row_head(params, tc, row), we.seq.q_start + q_pos)] = lse[r];
+      }
+    }
+  }
+
+  // Direct O stores after a quad transpose (kOStoreRounds, cuda/common/quad_store.cuh): row r's
+  // word g (values (r, 2g), (r, 2g + 1) of the row-column view: columns 8g + 2q, +1, lane q = the
+  // thread's lane % 4, checked against CuTe's partition by scripts/check_sm90_fwd_layout.cu). The
+  // shuffles run in every lane, before the row predicate (a quad's row is the same in its 4 lanes,
+  // but other quads of the warp may skip theirs).
+  template <class TensorCO, class TensorRO>
+  __device__ __forceinline__ static void store_o_rows_wide(Params const& params, sched::TileCoord const& tc,
+                                                           TileWork const& we, TensorCO const& cO,
+                                                           TensorRO const& rO) {
+    using namespace cute;
+    const core::AttnParams& p = params.attn;
+    Tensor cO_rc = make_tensor(cO.data(), acc_rowcol_layout(cO.layout()));
+    Tensor rO_rc = make_tensor(rO.data(), acc_rowcol_layout(rO.layout()));
+    constexpr int kWords = decltype(size<1>(rO_rc))::value / 2;
+    static_assert(kWords * 8 == kHeadDim, "a row's words cover the head dim (one wgmma atom per row)");
+    const int q = int(threadIdx.x) % 4;
+    bool lane_bit[kOStoreRounds];
+#pragma unroll
+    for (int b = 0; b < kOStoreRounds; ++b) lane_bit[b] = (q >> b) & 1;
+#pragma unroll
+    for (int r = 0; r < decltype(size<0>(rO_rc))::value; ++r) {
+      uint32_t w[kWords];
+#pragma unroll
+      for (int g = 0; g < kWords; ++g) {
+        cutlass::Array<OutElement, 2> v;
+        v[0] = rO_rc(r, 2 * g);
+        v[1] = rO_rc(r, 2 * g + 1);
+        w[g] = reinterpret_cast<uint32_t const&>(v);
+      }
+      quad_transpose<kOStoreRounds>(w, lane_bit);
+      const int row = get<0>(cO_rc(r, 0));
+      const int q_pos = we.m0 + (row >> pack_shift_of(params));
+      if (q_pos < we.seq.q_len) {
+        OutElement* o_row = static_cast<OutElement*>(p.o) +
+                            p.o_str.offset(tc.batch, we.seq.q_start + q_pos, tile_row_head(params, tc, row)) +
+                            quad_store_column(q, kOStoreRounds);
+        quad_store_row<kOStoreRounds>(o_row, w);
       }
     }
   }
@@ -1351,6 +1419,13 @@ inline bool tma_ok(const void* ptr, const core::Strides& s, size_t elem) {
 inline bool pair_store_ok(const void* ptr, const core::Strides& s) {
   return reinterpret_cast<uintptr_t>(ptr) % 4 == 0 && s.row % 2 == 0 && s.head % 2 == 0 &&
          s.batch % 2 == 0;
+}
+
+// The direct O stores after a quad transpose (FA_SM90_FWD_O_STORE16): every row start aligned to
+// `bytes`.
+inline bool wide_store_ok(const void* ptr, const core::Strides& s, size_t elem, int bytes) {
+  auto a = [&](int64_t n) { return n * int64_t(elem) % bytes == 0; };
+  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0 && a(s.row) && a(s.head) && a(s.batch);
 }
 
 // The packed-GQA Q map: Q seen as (d, G, rows, KV head, batch), so one box of
@@ -1559,6 +1634,8 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       pack_shift,
       q_packed,
       FA_SM90_FWD_EARLY_RESCALE == 2 && sm90_fwd_early_rescale_env(),
+      Kernel::kOStoreRounds > 0 &&
+          wide_store_ok(p.o, p.o_str, sizeof(Out), 4 << Kernel::kOStoreRounds),
   };
 
   auto kernel = sm90_fwd_kernel<Kernel>;
