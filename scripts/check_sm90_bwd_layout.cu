@@ -1,13 +1,15 @@
 // Host-side check of the register/smem layout assumptions that the sm90 backward's hand-written
 // paths make (src/cuda/sm90/flash_bwd_kernel.cuh), against CuTe's own partitions. No GPU needed:
-//   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src \
+//   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src -I include \
 //        -isystem .deps/cutlass/include -x cu scripts/check_sm90_bwd_layout.cu -o /tmp/layout_check
 //   /tmp/layout_check      (exit status 0 and "ok" per head dim)
 //   (and once more with -DFA_SM90_BWD_D64_BLOCK_M=128: d64's 128-query tile)
 // 1. kDsStsm: a thread's packed dS^T register k (elements 2k, 2k+1 of the S^T accumulator), stored
 //    by stmatrix.x4 at ds_stsm_lane_base ^ 16*j as bwd_main does, lands where CuTe's swizzled
 //    dS^T smem tensor (the one the dQ wgmma reads) puts that (key, query) element, in both buffers.
-// 2. kEpilogueRows: accumulator value i = e + 2h + 4j of dK/dV is (key kj0 + 8h, column c0 + 8j + e).
+// 2. kEpilogueRows: accumulator value i = e + 2h + 4j of dK/dV is (key kj0 + 8h, column c0 + 8j + e),
+//    with c0 = 8n + 2 (lane % 4) and kj0, n the same in the 4 lanes of a quad (the quad-transposed
+//    stores).
 #include <cstdio>
 #include <cstdlib>
 
@@ -63,6 +65,15 @@ int check() {
     Tensor c = mma_dkv.get_thread_slice(tid).partition_C(
         make_identity_tensor(Shape<Int<Cfg::kBlockN>, Int<Cfg::kHeadDim>>{}));
     const int kj0 = get<0>(c(0)), c0 = get<1>(c(0));
+    // The quad-transposed stores (Cfg::kEpiStoreRounds, tests/core/test_quad_store.cpp) also take
+    // the 4 lanes of a quad to share their key rows and lane q's columns to start at 2q past the
+    // quad's first column, a multiple of 8 (split-D: the WG's half of the head dim).
+    const auto c_lane0 = mma_dkv.get_thread_slice(tid & ~3).partition_C(
+        make_identity_tensor(Shape<Int<Cfg::kBlockN>, Int<Cfg::kHeadDim>>{}))(0);
+    const int kj0_lane0 = get<0>(c_lane0), c0_lane0 = get<1>(c_lane0);
+    if ((c0 != c0_lane0 + 2 * (tid % 4) || c0_lane0 % 8 != 0 || kj0 != kj0_lane0) && bad++ < 10)
+      printf("d%d dK/dV: tid %d starts at (%d, %d), its quad's lane 0 at (%d, %d)\n", D, tid, kj0, c0, kj0_lane0,
+             c0_lane0);
     for (int i = 0; i < size(c); ++i) {
       const int want_k = kj0 + 8 * ((i / 2) % 2), want_c = c0 + 8 * (i / 4) + i % 2;
       if ((get<0>(c(i)) != want_k || get<1>(c(i)) != want_c) && bad++ < 10)

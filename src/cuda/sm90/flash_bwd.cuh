@@ -233,6 +233,16 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     prm.cap_log2 = p.softcap * core::kLog2e;
     prm.fused_convert = fuse.block_m > 0 ? 1 : 0;
     prm.dq_store_first = store_first ? 1 : 0;
+    // Quad-transposed dK/dV stores (Cfg::kEpiStoreRounds): every row start aligned to the store.
+    if constexpr (Cfg::kEpiStoreRounds > 0) {
+      constexpr int kBytes = 4 << Cfg::kEpiStoreRounds;
+      constexpr int64_t kElems = kBytes / int64_t(sizeof(Element));
+      auto aligned = [](const void* ptr, const core::Strides& s) {
+        return reinterpret_cast<uintptr_t>(ptr) % kBytes == 0 && s.row % kElems == 0 && s.head % kElems == 0 &&
+               s.batch % kElems == 0;
+      };
+      prm.dkv_store_wide = aligned(p.dk, p.dk_str) && aligned(p.dv, p.dv_str) ? 1 : 0;
+    }
     // Rotated query-block order (rotation_start): only where every key block starts at the same
     // query block (no right bound: non-causal, or a left-only window; a right bound staggers the
     // key blocks' ranges already), never in the deterministic mode.

@@ -76,6 +76,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "cuda/common/head_dim_mask.hpp"
+#include "cuda/common/quad_store.cuh"
 #include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
 
@@ -270,6 +271,18 @@ struct BwdConfig {
 #define FA_SM90_BWD_EPILOGUE_ROWS 1
 #endif
   static constexpr bool kEpilogueRows = FA_SM90_BWD_EPILOGUE_ROWS != 0;
+  // kEpilogueRows stores after a transpose inside each quad (cuda/common/quad_store.cuh),
+  // FA_SM90_BWD_EPI_STORE16: 1 = 16-byte stores (two shuffle rounds), 2 = 8-byte (one round),
+  // 0 = one 4-byte store per column pair. Only where dK and dV are aligned to the store
+  // (BwdParams::dkv_store_wide, host-checked); otherwise the 4-byte stores. H200 session 10 (ncu,
+  // bf16 d128 N2k): the 4-byte dK/dV stores were ~7% of bwd_main's stall samples. Not yet timed.
+#ifndef FA_SM90_BWD_EPI_STORE16
+#define FA_SM90_BWD_EPI_STORE16 1
+#endif
+  static_assert(FA_SM90_BWD_EPI_STORE16 >= 0 && FA_SM90_BWD_EPI_STORE16 <= 2, "FA_SM90_BWD_EPI_STORE16: 0, 1 or 2");
+  static constexpr int kEpiStoreRounds =
+      !kEpilogueRows ? 0 : FA_SM90_BWD_EPI_STORE16 == 1 ? 2 : FA_SM90_BWD_EPI_STORE16 == 2 ? 1 : 0;
+  static_assert(kHeadDim % (8 << kEpiStoreRounds) == 0, "whole sets of 8-column groups per row");
   static_assert(kHeadDim % 32 == 0 && kHeadDim <= 256, "tile table covers head dims 64 ... 256");
   // Width the swizzle atoms of Q/dO must divide: their transposed views are the B operand of the
   // dV/dK products, whose N (head dim) is split across the WGs in the split-D form.
@@ -383,6 +396,7 @@ struct BwdParams {
   int fused_convert = 0;  // kFusedConvert and this call qualifies: the last adder converts dQ
   int dq_store_first = 0;  // kDqTma, FA_SM90_BWD_DQ_STORE, few key blocks: the first adder stores (dq_writer)
   int rotate_m = 0;        // FA_SM90_BWD_ROTATE_M: each CTA walks its query blocks from its own start
+  int dkv_store_wide = 0;  // Cfg::kEpiStoreRounds > 0 and dK, dV aligned to its bytes: quad-transposed stores
 };
 
 // Rotated query-block order (BwdParams::rotate_m; never in the deterministic mode, whose turns
@@ -615,15 +629,20 @@ __device__ __forceinline__ void store_release(int* p, int v) {
 }
 
 template <typename T>
-__device__ __forceinline__ void store_pair(T* dst, float a, float b) {
-  // Two adjacent head-dim elements in one 32-bit store (the launcher checked 4-byte alignment).
+__device__ __forceinline__ uint32_t pack_pair(float a, float b) {
   union {
     T h[2];
     uint32_t u;
   } pack;
   pack.h[0] = T(a);
   pack.h[1] = T(b);
-  *reinterpret_cast<uint32_t*>(dst) = pack.u;
+  return pack.u;
+}
+
+template <typename T>
+__device__ __forceinline__ void store_pair(T* dst, float a, float b) {
+  // Two adjacent head-dim elements in one 32-bit store (the launcher checked 4-byte alignment).
+  *reinterpret_cast<uint32_t*>(dst) = pack_pair<T>(a, b);
 }
 
 using sm90::stmatrix_x4;
@@ -1421,16 +1440,52 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     static_assert(decltype(size<1>(tdKrdK))::value == 1 && decltype(size<2>(tdKrdK))::value == 1,
                   "one wgmma atom per thread and accumulator");
     const int kj0 = get<0>(tdKVc(0)), c0 = get<1>(tdKVc(0));
-    CUTE_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      const int64_t key = n0_epi + kj0 + 8 * h;
-      if (key < seq_e.k_len) {
-        T* dk_row = dk + p.dk_str.offset(b_e, seq_e.k_start + key, hk_e) + c0;
-        T* dv_row = dv + p.dv_str.offset(b_e, seq_e.k_start + key, hk_e) + c0;
+    bool wide = false;
+    if constexpr (Cfg::kEpiStoreRounds > 0) {
+      if (prm.dkv_store_wide) {
+        // Row h's word j is values (2h + 4j, +1): columns c0 + 8j, +1 with c0 = 8n + 2 (lane % 4),
+        // n the same in the quad (split-D: the WG's half of the head dim starts at 8n;
+        // scripts/check_sm90_bwd_layout.cu). The shuffles run in every lane, before the key
+        // predicate (one row per quad, but other quads of the warp may skip theirs).
+        constexpr int kR = Cfg::kEpiStoreRounds;
+        constexpr int kWords = decltype(size(tdKrdK))::value / 4;  // per row
+        static_assert(kWords % (1 << kR) == 0, "whole sets of 8-column groups per row");
+        const int q = int(threadIdx.x) % 4;
+        bool lane_bit[kR];
         CUTE_UNROLL
-        for (int i = 2 * h; i < size(tdKrdK); i += 4) {
-          store_pair(dk_row + 8 * (i / 4), tdKrdK(i) * p.scale, tdKrdK(i + 1) * p.scale);
-          store_pair(dv_row + 8 * (i / 4), tdVrdV(i), tdVrdV(i + 1));
+        for (int b = 0; b < kR; ++b) lane_bit[b] = (q >> b) & 1;
+        CUTE_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          uint32_t wk[kWords], wv[kWords];
+          CUTE_UNROLL
+          for (int j = 0; j < kWords; ++j) {
+            wk[j] = pack_pair<T>(tdKrdK(2 * h + 4 * j) * p.scale, tdKrdK(2 * h + 4 * j + 1) * p.scale);
+            wv[j] = pack_pair<T>(tdVrdV(2 * h + 4 * j), tdVrdV(2 * h + 4 * j + 1));
+          }
+          quad_transpose<kR>(wk, lane_bit);
+          quad_transpose<kR>(wv, lane_bit);
+          const int64_t key = n0_epi + kj0 + 8 * h;
+          if (key < seq_e.k_len) {
+            const int col = c0 - 2 * q + quad_store_column(q, kR);
+            quad_store_row<kR>(dk + p.dk_str.offset(b_e, seq_e.k_start + key, hk_e) + col, wk);
+            quad_store_row<kR>(dv + p.dv_str.offset(b_e, seq_e.k_start + key, hk_e) + col, wv);
+          }
+        }
+        wide = true;
+      }
+    }
+    if (!wide) {
+      CUTE_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int64_t key = n0_epi + kj0 + 8 * h;
+        if (key < seq_e.k_len) {
+          T* dk_row = dk + p.dk_str.offset(b_e, seq_e.k_start + key, hk_e) + c0;
+          T* dv_row = dv + p.dv_str.offset(b_e, seq_e.k_start + key, hk_e) + c0;
+          CUTE_UNROLL
+          for (int i = 2 * h; i < size(tdKrdK); i += 4) {
+            store_pair(dk_row + 8 * (i / 4), tdKrdK(i) * p.scale, tdKrdK(i + 1) * p.scale);
+            store_pair(dv_row + 8 * (i / 4), tdVrdV(i), tdVrdV(i + 1));
+          }
         }
       }
     }
