@@ -50,7 +50,8 @@ void check_row() {
     for (int k = 0; k < N; ++k) {
       // quad_store_row: set s = k / kW at byte 16 kW s, word i = k % kW at byte 4 i of it.
       const int col = fa::cuda::quad_store_column(q, kRounds) + 8 * kW * (k / kW) + 2 * (k % kW);
-      ASSERT_EQ(int(w[k].v[q]), col) << "rounds " << kRounds << ", " << N << " words, lane " << q << ", word " << k;
+      ASSERT_EQ(int(w[k].v[q]), col)
+          << "rounds " << kRounds << ", " << N << " words, lane " << q << ", word " << k;
       ++written[col / 2];
     }
   for (int c = 0; c < 4 * N; ++c) EXPECT_EQ(written[c], 1) << "column pair " << c;

@@ -29,7 +29,9 @@
 namespace fa::cuda {
 
 #ifdef __CUDACC__
-__device__ __forceinline__ uint32_t quad_select(bool p, uint32_t a, uint32_t b) { return p ? a : b; }
+__device__ __forceinline__ uint32_t quad_select(bool p, uint32_t a, uint32_t b) {
+  return p ? a : b;
+}
 // Every lane of the warp must execute it (full mask): callers transpose outside row predicates.
 __device__ __forceinline__ uint32_t quad_shfl_xor(uint32_t x, int lane_mask) {
   return __shfl_xor_sync(0xffffffffu, x, lane_mask);
@@ -57,9 +59,9 @@ FA_HD void quad_transpose(W (&w)[N], P const (&lane_bit)[kRounds]) {
   constexpr int kW = 1 << kRounds;
   static_assert(kRounds >= 1 && kRounds <= 2, "8- or 16-byte stores");
   static_assert(N % kW == 0, "whole sets of groups only");
-FA_QUAD_UNROLL
+  FA_QUAD_UNROLL
   for (int b = 0; b < kRounds; ++b) {
-FA_QUAD_UNROLL
+    FA_QUAD_UNROLL
     for (int t0 = 0; t0 < N; ++t0) {
       if ((t0 & (1 << b)) != 0) continue;
       const int t1 = t0 | (1 << b);
@@ -82,7 +84,8 @@ __device__ __forceinline__ void quad_store_row(void* lane_row, uint32_t const (&
     // One set = kW groups of 8 elements of 16 bits = 16 kW bytes.
     char* dst = static_cast<char*>(lane_row) + 16 * kW * s;
     if constexpr (kRounds == 2)
-      *reinterpret_cast<uint4*>(dst) = make_uint4(w[4 * s], w[4 * s + 1], w[4 * s + 2], w[4 * s + 3]);
+      *reinterpret_cast<uint4*>(dst) =
+          make_uint4(w[4 * s], w[4 * s + 1], w[4 * s + 2], w[4 * s + 3]);
     else
       *reinterpret_cast<uint2*>(dst) = make_uint2(w[2 * s], w[2 * s + 1]);
   }
