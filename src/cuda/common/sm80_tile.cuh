@@ -39,6 +39,51 @@ CUTE_HOST_DEVICE constexpr auto acc_as_operand_a(Layout const& acc) {
   return make_layout(make_layout(get<0>(l), get<2, 0>(l)), get<1>(l), get<2, 1>(l));
 }
 
+// Register fragments of the MMA operands for a (rows, k) tile, from the tile's shape
+// (partition_shape_A/B). partition_fragment_A/B of the shared-memory tile would run the swizzled
+// smem layout's partition algebra and make_fragment_like only to type a register array: ~200 MB of
+// compiler memory in an sm80 forward unit (house limit 2 GB). The fragment's layout differs (compact
+// instead of ordered like the smem strides), which the generated code does not see: the array lives
+// in registers and every access (retile_D, gemm) goes through its (V, M, K) coordinates; the SASS of
+// the forward units was compared identical (cuobjdump) with the old form.
+template <class Element, class TiledMma, class ShapeMK>
+CUTE_DEVICE auto make_fragment_a(TiledMma const& mma, ShapeMK const& shape_mk) {
+  return make_tensor<Element>(partition_shape_A(mma, shape_mk));
+}
+template <class Element, class TiledMma, class ShapeNK>
+CUTE_DEVICE auto make_fragment_b(TiledMma const& mma, ShapeNK const& shape_nk) {
+  return make_tensor<Element>(partition_shape_B(mma, shape_nk));
+}
+
+// cute::copy(atom, src, dst) for (V, Rest...) partitions without broadcast (stride-0) modes: the
+// same atom.call per vector, in the same order (modes 1.. grouped, as cute::copy does). cute::copy's
+// static-shape path first runs the layout algebra of its broadcast filter (nullspace,
+// zipped_divide) on the full partition types: about a thousand template instantiations per
+// call-site type that change nothing here, and the compiler's memory grows with instantiations.
+template <class Atom, class Src, class Dst>
+CUTE_DEVICE void copy_vectors(Atom const& atom, Src const& src, Dst&& dst) {
+  constexpr int R = decltype(rank(src))::value;
+  static_assert(R >= 2 && R == decltype(rank(dst))::value, "expects (V, Rest...)");
+  if constexpr (R > 2) {
+    copy_vectors(atom, group_modes<1, R>(src), group_modes<1, R>(dst));
+  } else {
+    static_assert(decltype(size<1>(src))::value == decltype(size<1>(dst))::value);
+    CUTE_UNROLL
+    for (int i = 0; i < size<1>(dst); ++i) atom.call(src(_, i), dst(_, i));
+  }
+}
+
+// cute::copy with an AutoVectorizingCopyWithAssumedAlignment atom whose vector width the caller
+// knows (VecT): the element-wise loop over VecT-recast views that cute::copy ends in, without its
+// common-vector/alignment algebra (~100 MB of compiler memory per call-site type).
+template <class VecT, class Src, class Dst>
+CUTE_DEVICE void copy_as(Src const& src, Dst&& dst) {
+  Tensor s = recast<VecT>(src);
+  Tensor d = recast<VecT>(dst);
+  CUTE_UNROLL
+  for (int i = 0; i < size(d); ++i) d(i) = s(i);
+}
+
 // acc += A·B with both operands in shared memory: ldmatrix of k-slice k+1 is issued before the
 // MMAs of slice k so shared-memory latency hides behind tensor-core work.
 // kPrefetch = false leaves the load order to ptxas (fewer live fragments when registers are tight).
@@ -51,15 +96,15 @@ CUTE_DEVICE void gemm_ss(Acc& acc, RA& rA, RB& rB, SA const& sA, SB const& sB, T
   auto rB_view = thr_copy_b.retile_D(rB);
   constexpr int kSlices = decltype(size<2>(rA))::value;
   if constexpr (kPrefetch) {
-    copy(copy_a, sA(_, _, 0), rA_view(_, _, 0));
-    copy(copy_b, sB(_, _, 0), rB_view(_, _, 0));
+    copy_vectors(copy_a, sA(_, _, 0), rA_view(_, _, 0));
+    copy_vectors(copy_b, sB(_, _, 0), rB_view(_, _, 0));
   }
   CUTE_UNROLL
   for (int k = 0; k < kSlices; ++k) {
     const int kl = kPrefetch ? k + 1 : k;  // the slice loaded in this step
     if (kl < kSlices) {
-      copy(copy_a, sA(_, _, kl), rA_view(_, _, kl));
-      copy(copy_b, sB(_, _, kl), rB_view(_, _, kl));
+      copy_vectors(copy_a, sA(_, _, kl), rA_view(_, _, kl));
+      copy_vectors(copy_b, sB(_, _, kl), rB_view(_, _, kl));
     }
     cute::gemm(mma, rA(_, _, k), rB(_, _, k), acc);
   }
@@ -74,13 +119,13 @@ CUTE_DEVICE void gemm_rs(Acc& acc, RA const& rA, RB& rB, SB const& sB, TiledMma 
                          CopyB const& copy_b, ThrCopyB const& thr_copy_b) {
   auto rB_view = thr_copy_b.retile_D(rB);
   constexpr int kSlices = decltype(size<2>(rA))::value;
-  if constexpr (kPrefetch) copy(copy_b, sB(_, _, 0), rB_view(_, _, 0));
+  if constexpr (kPrefetch) copy_vectors(copy_b, sB(_, _, 0), rB_view(_, _, 0));
   CUTE_UNROLL
   for (int k = 0; k < kSlices; ++k) {
     if constexpr (kPrefetch) {
-      if (k < kSlices - 1) copy(copy_b, sB(_, _, k + 1), rB_view(_, _, k + 1));
+      if (k < kSlices - 1) copy_vectors(copy_b, sB(_, _, k + 1), rB_view(_, _, k + 1));
     } else {
-      copy(copy_b, sB(_, _, k), rB_view(_, _, k));
+      copy_vectors(copy_b, sB(_, _, k), rB_view(_, _, k));
     }
     cute::gemm(mma, rA(_, _, k), rB(_, _, k), acc);
   }
@@ -97,7 +142,7 @@ CUTE_DEVICE void load_rows(TiledCopy const& tiled_copy, Src const& src, Dst&& ds
   CUTE_UNROLL
   for (int m = 0; m < size<1>(dst); ++m) {
     if (get<0>(coord(0, m, 0)) < row_limit) {
-      copy(tiled_copy, src(_, m, _), dst(_, m, _));
+      copy_vectors(tiled_copy, src(_, m, _), dst(_, m, _));
     } else {
       clear(dst(_, m, _));
     }
@@ -110,7 +155,7 @@ CUTE_DEVICE void store_rows(TiledCopy const& tiled_copy, Src const& src, Dst&& d
                             int row_limit) {
   CUTE_UNROLL
   for (int m = 0; m < size<1>(src); ++m) {
-    if (get<0>(coord(0, m, 0)) < row_limit) copy(tiled_copy, src(_, m, _), dst(_, m, _));
+    if (get<0>(coord(0, m, 0)) < row_limit) copy_vectors(tiled_copy, src(_, m, _), dst(_, m, _));
   }
 }
 

@@ -133,8 +133,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   auto sK_warp = [&](int stage) {
     return local_tile(sK(stage), Shape<Int<kWarpN>, Int<kHeadDim>>{}, make_coord(warp, 0));
   };
-  Tensor tSrQ = thr_mma.partition_fragment_A(sQ);
-  Tensor tSrK = thr_mma.partition_fragment_B(sK_warp(0));
+  Tensor tSrQ = sm80::make_fragment_a<Element>(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tSrK = sm80::make_fragment_b<Element>(tiled_mma, Shape<Int<kWarpN>, Int<kHeadDim>>{});
   Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   clear(acc_o);
   auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
@@ -145,9 +145,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   auto smem_thr_v = smem_copy_v.get_thread_slice(lane);
   constexpr int kPvChunk = kHeadDim % 64 == 0 ? 64 : kHeadDim;
   constexpr int kPvChunks = kHeadDim / kPvChunk;
-  Tensor sVt_plain0 = make_tensor(kv_smem, typename Traits::SmemLayoutVtPlain{});  // shape only
-  Tensor tOrVt_chunk = thr_mma.partition_fragment_B(
-      local_tile(sVt_plain0, Shape<Int<kPvChunk>, Int<kWarpN>>{}, make_coord(0, 0)));
+  Tensor tOrVt_chunk = sm80::make_fragment_b<Element>(tiled_mma, Shape<Int<kPvChunk>, Int<kWarpN>>{});
   Tensor acc_o_by_chunk = logical_divide(acc_o, Shape<Underscore, Underscore, Int<kPvChunk / 8>>{});
 
   Tensor cS = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kWarpN>>{}));

@@ -126,7 +126,6 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   Tensor sK = make_tensor(sQ.data() + Traits::kSmemQBytes / int(sizeof(Element)), typename Traits::SmemLayoutKV{});
   Tensor sV = make_tensor(sK.data() + Traits::kSmemKVBytes / int(sizeof(Element)), typename Traits::SmemLayoutKV{});
   Tensor sVt = make_tensor(sV.data(), typename Traits::SmemLayoutVt{});
-  Tensor sVt_plain = make_tensor(sV.data().get(), typename Traits::SmemLayoutVtPlain{});
 
   typename Traits::GmemCopyQKV gmem_copy;
   auto gmem_thr = gmem_copy.get_thread_slice(tid);
@@ -138,13 +137,12 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
   typename Traits::TiledMma tiled_mma;
   auto thr_mma = tiled_mma.get_thread_slice(tid);
-  Tensor tSrQ = thr_mma.partition_fragment_A(sQ);
-  Tensor tSrK = thr_mma.partition_fragment_B(sK);
+  Tensor tSrQ = make_fragment_a<Element>(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tSrK = make_fragment_b<Element>(tiled_mma, Shape<Int<kBlockN>, Int<kHeadDim>>{});
   // P·V operand fragment of one head-dim chunk of V^T (see Fa1TileSize::kOChunk).
   constexpr int kOChunk = Fa1TileSize<kHeadDim>::kOChunk;
   static_assert(kHeadDim % kOChunk == 0 && kOChunk % 16 == 0, "whole chunks of n8 tile pairs");
-  Tensor tOrVt_chunk = thr_mma.partition_fragment_B(
-      local_tile(sVt_plain, Shape<Int<kOChunk>, Int<kBlockN>>{}, make_coord(0, 0)));
+  Tensor tOrVt_chunk = make_fragment_b<Element>(tiled_mma, Shape<Int<kOChunk>, Int<kBlockN>>{});
   auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
   auto smem_thr_q = smem_copy_q.get_thread_slice(tid);
   Tensor tSsQ = smem_thr_q.partition_S(sQ);

@@ -54,6 +54,7 @@
 #include "core/status.hpp"
 #include "cuda/common/device_attr.hpp"
 #include "cuda/common/head_dim_mask.hpp"
+#include "cuda/common/sm80_tile.cuh"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm80/bwd_block_range.cuh"
 #include "cuda/sm80/bwd_workspace.cuh"
@@ -395,6 +396,8 @@ CUTE_DEVICE auto convert_to(Tensor<Engine, Layout> const& src) {
 }
 
 // acc += A·B, both from shared memory; ldmatrix of k-slice k+1 overlaps the MMAs of slice k.
+// cute::copy, not sm80::copy_vectors: with copy_vectors the d64 SASS differs (some operand
+// partitions here have broadcast modes, which cute::copy filters).
 template <class TiledMma, class Acc, class RA, class RB, class SA, class SB, class CopyA, class CopyB,
           class ThrCopyA, class ThrCopyB>
 CUTE_DEVICE void gemm_smem(TiledMma const& mma, Acc& acc, RA& rA, RB& rB, SA const& sA,
@@ -423,18 +426,18 @@ CUTE_DEVICE void load_rows(TiledCopy const& tiled_copy, Src const& src, Dst&& ds
   CUTE_UNROLL
   for (int m = 0; m < size<1>(dst); ++m) {
     if (get<0>(coord(0, m, 0)) < row_limit)
-      copy(tiled_copy, src(_, m, _), dst(_, m, _));
+      sm80::copy_vectors(tiled_copy, src(_, m, _), dst(_, m, _));
     else
       clear(dst(_, m, _));
   }
 }
 
-template <class TiledCopy, class Src, class Dst, class Coord>
-CUTE_DEVICE void store_rows(TiledCopy const& tiled_copy, Src const& src, Dst&& dst,
-                            Coord const& coord, int64_t row_limit) {
+// 16-byte vectors (GmemStore's auto-vectorising copy of 8 contiguous elements, written out).
+template <class Src, class Dst, class Coord>
+CUTE_DEVICE void store_rows(Src const& src, Dst&& dst, Coord const& coord, int64_t row_limit) {
   CUTE_UNROLL
   for (int m = 0; m < size<1>(src); ++m)
-    if (get<0>(coord(0, m, 0)) < row_limit) copy(tiled_copy, src(_, m, _), dst(_, m, _));
+    if (get<0>(coord(0, m, 0)) < row_limit) sm80::copy_as<cute::uint128_t>(src(_, m, _), dst(_, m, _));
 }
 
 // Dense workspace row of sequence b's first query (see bwd_workspace.cuh).
@@ -695,16 +698,16 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       asm volatile("" : "+r"(t));
       auto g_thr = gmem_load.get_thread_slice(t);
       if (kFastTiles && m0 + kM <= seq.q_len) {
-        copy(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ));
-        copy(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO));
+        sm80::copy_vectors(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ));
+        sm80::copy_vectors(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO));
       } else {
         Tensor c_q = g_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
         load_rows(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ), c_q, seq.q_len - m0);
         load_rows(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO), c_q, seq.q_len - m0);
       }
     } else if (kFastTiles && m0 + kM <= seq.q_len) {
-      copy(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ));
-      copy(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO));
+      sm80::copy_vectors(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ));
+      sm80::copy_vectors(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO));
     } else {
       load_rows(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ), cQ, seq.q_len - m0);
       load_rows(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO), cQ, seq.q_len - m0);
@@ -936,11 +939,11 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         // The store addresses from an opaque tid here, not kept from the kernel's start (d 128
         // spilled one of them otherwise).
         auto r2s_thr = r2s_pds.get_thread_slice(thread_id());
-        copy(r2s_pds, r2s_thr.retile_S(rP), r2s_thr.partition_D(sPc));
-        copy(r2s_pds, r2s_thr.retile_S(rdSc), r2s_thr.partition_D(sdSc));
+        sm80::copy_as<uint32_t>(r2s_thr.retile_S(rP), r2s_thr.partition_D(sPc));
+        sm80::copy_as<uint32_t>(r2s_thr.retile_S(rdSc), r2s_thr.partition_D(sdSc));
       } else {
-        copy(r2s_pds, r2s_pds_thr.retile_S(rP), r2s_pds_thr.partition_D(sPc));
-        copy(r2s_pds, r2s_pds_thr.retile_S(rdSc), r2s_pds_thr.partition_D(sdSc));
+        sm80::copy_as<uint32_t>(r2s_pds_thr.retile_S(rP), r2s_pds_thr.partition_D(sPc));
+        sm80::copy_as<uint32_t>(r2s_pds_thr.retile_S(rdSc), r2s_pds_thr.partition_D(sdSc));
       }
     }
     __syncthreads();
@@ -1042,8 +1045,8 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.scale;
     Tensor rdK = convert_to<Element>(acc_dk);
     Tensor rdV = convert_to<Element>(acc_dv);
-    copy(r2s_dkv, r2s_dkv_thr.retile_S(rdK), r2s_dkv_thr.partition_D(sK));
-    copy(r2s_dkv, r2s_dkv_thr.retile_S(rdV), r2s_dkv_thr.partition_D(sV));
+    sm80::copy_as<uint32_t>(r2s_dkv_thr.retile_S(rdK), r2s_dkv_thr.partition_D(sK));
+    sm80::copy_as<uint32_t>(r2s_dkv_thr.retile_S(rdV), r2s_dkv_thr.partition_D(sV));
   }
   __syncthreads();
   {
@@ -1056,8 +1059,8 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     Tensor gdV = make_tensor(make_gmem_ptr(dv_ptr), make_shape(Int<kN>{}, Int<kD>{}),
                              make_stride(p.dv_str.row, _1{}));
     Tensor cKV = st_thr.partition_S(make_identity_tensor(Shape<Int<kN>, Int<kD>>{}));
-    store_rows(gmem_store, st_thr.partition_S(sK), st_thr.partition_D(gdK), cKV, k_rows);
-    store_rows(gmem_store, st_thr.partition_S(sV), st_thr.partition_D(gdV), cKV, k_rows);
+    store_rows(st_thr.partition_S(sK), st_thr.partition_D(gdK), cKV, k_rows);
+    store_rows(st_thr.partition_S(sV), st_thr.partition_D(gdV), cKV, k_rows);
   }
 }
 

@@ -211,7 +211,6 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   Tensor sK = make_tensor(sQ.data() + Traits::kSmemQBytes / int(sizeof(Element)), typename Traits::SmemLayoutKV{});
   Tensor sV = make_tensor(sK.data() + Traits::kSmemKVBytes / int(sizeof(Element)), typename Traits::SmemLayoutKV{});
   Tensor sVt = make_tensor(sV.data(), typename Traits::SmemLayoutVt{});
-  Tensor sVt_plain = make_tensor(sV.data().get(), typename Traits::SmemLayoutVtPlain{});  // shape only
 
   typename Traits::GmemCopyQKV gmem_copy;
   auto gmem_thr = gmem_copy.get_thread_slice(tid);
@@ -226,8 +225,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
   typename Traits::TiledMma tiled_mma;
   auto thr_mma = tiled_mma.get_thread_slice(tid);
-  Tensor tSrQ = thr_mma.partition_fragment_A(sQ);
-  Tensor tSrK = thr_mma.partition_fragment_B(sK);
+  Tensor tSrQ = make_fragment_a<Element>(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tSrK = make_fragment_b<Element>(tiled_mma, Shape<Int<kBlockN>, Int<kHeadDim>>{});
   Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   clear(acc_o);
 
@@ -238,8 +237,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   // P·V runs in head-dim chunks of kPvChunk columns (see the main loop).
   constexpr int kPvChunk = kHeadDim % 64 == 0 ? 64 : kHeadDim;
   constexpr int kPvChunks = kHeadDim / kPvChunk;
-  Tensor tOrVt_chunk = thr_mma.partition_fragment_B(
-      local_tile(sVt_plain, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(0, 0)));
+  Tensor tOrVt_chunk = make_fragment_b<Element>(tiled_mma, Shape<Int<kPvChunk>, Int<kBlockN>>{});
   // acc_o's n8 tiles grouped per chunk: (frag, MMA_M, (tiles per chunk, chunk)).
   Tensor acc_o_by_chunk = logical_divide(acc_o, Shape<Underscore, Underscore, Int<kPvChunk / 8>>{});
 
@@ -426,7 +424,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   __syncthreads();
   auto smem_copy_o = make_tiled_copy_C(typename Traits::SmemCopyAtomO{}, tiled_mma);
   auto smem_thr_o = smem_copy_o.get_thread_slice(tid);
-  copy(smem_copy_o, smem_thr_o.retile_S(o_frag), smem_thr_o.partition_D(sO));
+  // 32-bit stores, as cute::copy's auto-vectorising path picks them (a thread's column pair is
+  // contiguous under the swizzle).
+  copy_as<uint32_t>(smem_thr_o.retile_S(o_frag), smem_thr_o.partition_D(sO));
   __syncthreads();
 
   typename Traits::GmemCopyO gmem_copy_o;
