@@ -26,7 +26,9 @@
 //                    softmax overlaps the others' GEMMs (FA3 §3.1).
 //   kPersistent:     the persistent grid above (off: one CTA per tile).
 //   kTmaStore:       the TMA-store epilogue (off, or d192/d256 without room, or varlen, or an O
-//                    layout TMA cannot address: predicated direct stores from registers).
+//                    layout TMA cannot address: predicated direct stores from registers, 16 bytes
+//                    each after a transpose inside each quad where O is aligned for it,
+//                    FA_SM90_FWD_O_STORE16).
 //   kTmaLoad:        off: the whole producer warpgroup loads by cp.async (PipelineCpAsync).
 //   kWarpSpecialised: off: no producer warpgroup and no setmaxnreg; consumer thread 0 issues the
 //                    TMA loads between its GEMMs (load_one, issue points in consume_tile).
