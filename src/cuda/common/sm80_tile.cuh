@@ -7,6 +7,8 @@
 // Everything is CuTe; the helpers assume the SM80 16x8x16 atom layouts (static_asserts check).
 #pragma once
 
+#include <type_traits>
+
 #include <cute/tensor.hpp>
 #include <cute/atom/mma_atom.hpp>
 #include <cute/atom/copy_atom.hpp>
@@ -39,20 +41,104 @@ CUTE_HOST_DEVICE constexpr auto acc_as_operand_a(Layout const& acc) {
   return make_layout(make_layout(get<0>(l), get<2, 0>(l)), get<1>(l), get<2, 1>(l));
 }
 
-// Register fragments of the MMA operands for a (rows, k) tile, from the tile's shape
-// (partition_shape_A/B). partition_fragment_A/B of the shared-memory tile would run the swizzled
-// smem layout's partition algebra and make_fragment_like only to type a register array: ~200 MB of
-// compiler memory in an sm80 forward unit (house limit 2 GB). The fragment's layout differs (compact
-// instead of ordered like the smem strides), which the generated code does not see: the array lives
-// in registers and every access (retile_D, gemm) goes through its (V, M, K) coordinates; the SASS of
-// the forward units was compared identical (cuobjdump) with the old form.
-template <class Element, class TiledMma, class ShapeMK>
-CUTE_DEVICE auto make_fragment_a(TiledMma const& mma, ShapeMK const& shape_mk) {
-  return make_tensor<Element>(partition_shape_A(mma, shape_mk));
+// Register fragments and smem tiled copies of a tiled m16n8k16 MMA whose W warps are stacked
+// along M (Layout<Shape<W, _1, _1>>, Tile<16·W, 16, 16>), with their types written out instead of
+// derived. partition_fragment_A/B run the swizzled smem tile's partition algebra and
+// make_fragment_like, partition_shape_A/B/C and make_tiled_copy_A/B/C the MMA's thread-value
+// algebra, all only to produce these types: ~15k template instantiations, ~0.4 GB of compiler
+// memory, in an sm80 forward unit (house limit 2 GB per unit). Fragments are
+// A ((2,2,2), M/16W, K/16), B ((2,2), N/8, K/16), C ((2,2), M/16W, N/8), exactly the types
+// partition_shape_A/B/C return here; the tiled copies' thread-value layouts are those of
+// get_layoutA/B/C_TV for W = 4 and 8 (types compared equal, bf16 and fp16 atoms; other W fall
+// back to make_tiled_copy_*). The operand fragments' layout differs from partition_fragment_A/B's
+// (compact instead of ordered like the smem strides), which the generated code does not see: the
+// array lives in registers and every access (retile_D, gemm) goes through its (V, M, K)
+// coordinates. The SASS of the sm80 forward, FA1 and decode units was compared identical
+// (cuobjdump) with the derived forms.
+template <class TiledMma>
+struct MStackedMma;  // left undefined: other MMA layouts need partition_shape_* / make_tiled_copy_*
+template <class Arch, int W, int kTileM>
+struct MStackedMma<TiledMMA<MMA_Atom<Arch>, Layout<Shape<C<W>, _1, _1>>, Tile<C<kTileM>, _16, _16>>> {
+  static_assert(kTileM == 16 * W);
+  static_assert(std::is_same_v<typename MMA_Traits<Arch>::Shape_MNK, Shape<_16, _8, _16>>, "m16n8k16 atoms only");
+  static constexpr int kWarps = W;
+};
+
+template <class Element, class TiledMma, int M, int K>
+CUTE_DEVICE auto make_fragment_a(TiledMma const&, Shape<C<M>, C<K>> const&) {
+  constexpr int W = MStackedMma<TiledMma>::kWarps;
+  static_assert(K % 16 == 0);
+  return make_tensor<Element>(Shape<Shape<_2, _2, _2>, Int<(M + 16 * W - 1) / (16 * W)>, Int<K / 16>>{});
 }
-template <class Element, class TiledMma, class ShapeNK>
-CUTE_DEVICE auto make_fragment_b(TiledMma const& mma, ShapeNK const& shape_nk) {
-  return make_tensor<Element>(partition_shape_B(mma, shape_nk));
+template <class Element, class TiledMma, int N, int K>
+CUTE_DEVICE auto make_fragment_b(TiledMma const&, Shape<C<N>, C<K>> const&) {
+  static_assert(MStackedMma<TiledMma>::kWarps > 0 && N % 8 == 0 && K % 16 == 0);
+  return make_tensor<Element>(Shape<Shape<_2, _2>, Int<N / 8>, Int<K / 16>>{});
+}
+template <class TiledMma, int M, int N>
+CUTE_DEVICE auto make_fragment_c(TiledMma const&, Shape<C<M>, C<N>> const&) {
+  constexpr int W = MStackedMma<TiledMma>::kWarps;
+  static_assert(N % 8 == 0);
+  return make_tensor<typename TiledMma::FrgTypeC>(
+      Shape<Shape<_2, _2>, Int<(M + 16 * W - 1) / (16 * W)>, Int<N / 8>>{});
+}
+
+template <class... Args, class TiledMma>
+CUTE_DEVICE auto tiled_copy_a(Copy_Atom<Args...> const& atom, TiledMma const& mma) {
+  constexpr int W = MStackedMma<TiledMma>::kWarps;
+  if constexpr (W == 4 || W == 8) {
+    using TV = Layout<Shape<Shape<_4, _8, Int<W>>, Shape<Shape<_2, _2, _2>, Shape<_1, _1>>>,
+                      Stride<Stride<Int<32 * W>, _1, _16>, Stride<Stride<Int<16 * W>, _8, Int<128 * W>>, Stride<_0, _0>>>>;
+    return TiledCopy<Copy_Atom<Args...>, TV, Shape<Int<16 * W>, _16>>{atom};
+  } else {
+    return make_tiled_copy_A(atom, mma);
+  }
+}
+template <class... Args, class TiledMma>
+CUTE_DEVICE auto tiled_copy_b(Copy_Atom<Args...> const& atom, TiledMma const& mma) {
+  constexpr int W = MStackedMma<TiledMma>::kWarps;
+  if constexpr (W == 4 || W == 8) {
+    using TV = Layout<Shape<Shape<_4, _8, Int<W>>, Shape<Shape<_2, _2>, Shape<_2, _1>>>,
+                      Stride<Stride<_32, _1, _0>, Stride<Stride<_16, _128>, Stride<_8, _0>>>>;
+    return TiledCopy<Copy_Atom<Args...>, TV, Shape<_16, _16>>{atom};
+  } else {
+    return make_tiled_copy_B(atom, mma);
+  }
+}
+template <class... Args, class TiledMma>
+CUTE_DEVICE auto tiled_copy_c(Copy_Atom<Args...> const& atom, TiledMma const& mma) {
+  constexpr int W = MStackedMma<TiledMma>::kWarps;
+  if constexpr (W == 4 || W == 8) {
+    using TV = Layout<Shape<Shape<_4, _8, Int<W>>, Shape<Shape<_2, _2>, Shape<_1, _2>>>,
+                      Stride<Stride<Int<32 * W>, _1, _16>, Stride<Stride<Int<16 * W>, _8>, Stride<_0, Int<128 * W>>>>>;
+    return TiledCopy<Copy_Atom<Args...>, TV, Shape<Int<16 * W>, _16>>{atom};
+  } else {
+    return make_tiled_copy_C(atom, mma);
+  }
+}
+
+// ThrCopy::retile_D of an operand fragment above for an ldmatrix .x4 copy (8 values per thread and
+// k16 slice: A is one m16 tile, B two n8 tiles), written out: ((8,1), tiles, K/16) over the same
+// registers in the same order (types compared equal to retile_D's for W = 4 and 8). retile_D's
+// algebra is ~8k instantiations (~0.2 GB of compiler memory) per forward unit.
+template <int kSize, int kStride>
+using ModeStride = std::conditional_t<kSize == 1, _0, Int<kStride>>;
+template <class TiledMma, class TiledCopy, class ThrCopy, class Engine, class FragLayout>
+CUTE_DEVICE auto retile_ldsm_x4(TiledMma const&, TiledCopy const&, ThrCopy const& thr_copy,
+                                Tensor<Engine, FragLayout>& frag) {
+  constexpr int W = MStackedMma<TiledMma>::kWarps;
+  if constexpr (W == 4 || W == 8) {
+    static_assert(decltype(size<1>(typename TiledCopy::TiledLayout_TV{}))::value == 8, "ldmatrix .x4");
+    constexpr int kV = decltype(size<0>(frag))::value;  // 8: A, 4: B (values per tile and k16)
+    constexpr int kTiles = decltype(size<1>(frag))::value * kV / 8;
+    constexpr int kSlices = decltype(size<2>(frag))::value;
+    static_assert(kV * decltype(size<1>(frag))::value % 8 == 0);
+    using L = Layout<Shape<Shape<_8, _1>, Int<kTiles>, Int<kSlices>>,
+                     Stride<Stride<_1, _0>, ModeStride<kTiles, 8>, ModeStride<kSlices, 8 * kTiles>>>;
+    return make_tensor(frag.data(), L{});
+  } else {
+    return thr_copy.retile_D(frag);
+  }
 }
 
 // cute::copy(atom, src, dst) for (V, Rest...) partitions without broadcast (stride-0) modes: the
@@ -92,8 +178,8 @@ template <bool kPrefetch = true, class Acc, class RA, class RB, class SA, class 
 CUTE_DEVICE void gemm_ss(Acc& acc, RA& rA, RB& rB, SA const& sA, SB const& sB, TiledMma const& mma,
                          CopyA const& copy_a, CopyB const& copy_b, ThrCopyA const& thr_copy_a,
                          ThrCopyB const& thr_copy_b) {
-  auto rA_view = thr_copy_a.retile_D(rA);
-  auto rB_view = thr_copy_b.retile_D(rB);
+  auto rA_view = retile_ldsm_x4(mma, copy_a, thr_copy_a, rA);
+  auto rB_view = retile_ldsm_x4(mma, copy_b, thr_copy_b, rB);
   constexpr int kSlices = decltype(size<2>(rA))::value;
   if constexpr (kPrefetch) {
     copy_vectors(copy_a, sA(_, _, 0), rA_view(_, _, 0));
@@ -117,7 +203,7 @@ template <bool kPrefetch = true, class Acc, class RA, class RB, class SB, class 
           class ThrCopyB>
 CUTE_DEVICE void gemm_rs(Acc& acc, RA const& rA, RB& rB, SB const& sB, TiledMma const& mma,
                          CopyB const& copy_b, ThrCopyB const& thr_copy_b) {
-  auto rB_view = thr_copy_b.retile_D(rB);
+  auto rB_view = retile_ldsm_x4(mma, copy_b, thr_copy_b, rB);
   constexpr int kSlices = decltype(size<2>(rA))::value;
   if constexpr (kPrefetch) copy_vectors(copy_b, sB(_, _, 0), rB_view(_, _, 0));
   CUTE_UNROLL

@@ -236,11 +236,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
   auto thr_mma = tiled_mma.get_thread_slice(tid);
   Tensor tSrQ = sm80::make_fragment_a<Element>(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   Tensor tSrK = sm80::make_fragment_b<Element>(tiled_mma, Shape<Int<kBlockN>, Int<kHeadDim>>{});
-  Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor acc_o = sm80::make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   clear(acc_o);
-  auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_copy_k = make_tiled_copy_B(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
+  auto smem_copy_q = sm80::tiled_copy_a(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_k = sm80::tiled_copy_b(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_v = sm80::tiled_copy_b(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
   auto smem_thr_q = smem_copy_q.get_thread_slice(tid);
   auto smem_thr_k = smem_copy_k.get_thread_slice(tid);
   auto smem_thr_v = smem_copy_v.get_thread_slice(tid);
@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
     cp_async_wait<kStages - 1>();
     __syncthreads();
     if (warp_has_rows) {
-      Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
+      Tensor acc_s = sm80::make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
       clear(acc_s);
       sm80::gemm_ss(acc_s, tSrQ, tSrK, tSsQ, smem_thr_k.partition_S(sK(stage)), tiled_mma, smem_copy_q,
                     smem_copy_k, smem_thr_q, smem_thr_k);

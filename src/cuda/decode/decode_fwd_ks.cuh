@@ -135,11 +135,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   };
   Tensor tSrQ = sm80::make_fragment_a<Element>(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   Tensor tSrK = sm80::make_fragment_b<Element>(tiled_mma, Shape<Int<kWarpN>, Int<kHeadDim>>{});
-  Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor acc_o = sm80::make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   clear(acc_o);
-  auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_copy_k = make_tiled_copy_B(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
+  auto smem_copy_q = sm80::tiled_copy_a(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_k = sm80::tiled_copy_b(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_v = sm80::tiled_copy_b(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
   auto smem_thr_q = smem_copy_q.get_thread_slice(lane);
   auto smem_thr_k = smem_copy_k.get_thread_slice(lane);
   auto smem_thr_v = smem_copy_v.get_thread_slice(lane);
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
     cp_async_fence();
     cp_async_wait<kStages - 1>();
     __syncthreads();
-    Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kWarpN>>{});
+    Tensor acc_s = sm80::make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kWarpN>>{});
     clear(acc_s);
     sm80::gemm_rs(acc_s, tSrQ, tSrK, smem_thr_k.partition_S(sK_warp(stage)), tiled_mma, smem_copy_k,
                   smem_thr_k);

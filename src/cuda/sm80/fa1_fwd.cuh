@@ -143,13 +143,13 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   constexpr int kOChunk = Fa1TileSize<kHeadDim>::kOChunk;
   static_assert(kHeadDim % kOChunk == 0 && kOChunk % 16 == 0, "whole chunks of n8 tile pairs");
   Tensor tOrVt_chunk = make_fragment_b<Element>(tiled_mma, Shape<Int<kOChunk>, Int<kBlockN>>{});
-  auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_q = tiled_copy_a(typename Traits::SmemCopyAtom{}, tiled_mma);
   auto smem_thr_q = smem_copy_q.get_thread_slice(tid);
   Tensor tSsQ = smem_thr_q.partition_S(sQ);
-  auto smem_copy_k = make_tiled_copy_B(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_k = tiled_copy_b(typename Traits::SmemCopyAtom{}, tiled_mma);
   auto smem_thr_k = smem_copy_k.get_thread_slice(tid);
   Tensor tSsK = smem_thr_k.partition_S(sK);
-  auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
+  auto smem_copy_v = tiled_copy_b(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
   auto smem_thr_v = smem_copy_v.get_thread_slice(tid);
 
   // Tile coordinates of this thread's S and O elements, as (row, col) views.
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
   // Query blocks that see no key are never visited by Algorithm 1's loops: O = 0, LSE = -inf.
   {
-    Tensor zero_acc = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+    Tensor zero_acc = make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
     clear(zero_acc);
     Tensor zero_o = make_tensor(zero_acc.data(), acc_rowcol(zero_acc.layout()));
     float lse_empty[kRows];
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
       cp_async_wait<0>();
       __syncthreads();
 
-      Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
+      Tensor acc_s = make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
       clear(acc_s);
       gemm_ss(acc_s, tSrQ, tSrK, tSsQ, tSsK, tiled_mma, smem_copy_q, smem_copy_k, smem_thr_q, smem_thr_k);
       Tensor s_rc = make_tensor(acc_s.data(), acc_rowcol(acc_s.layout()));
@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
 
       // P·V_j for this block alone, then the paper's renormalised update of O_i, one head-dim
       // chunk at a time (a chunk's O values are dead once written back or out).
-      Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+      Tensor acc_o = make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
       // acc_o's n8 tiles grouped per chunk: (frag, MMA_M, (tiles per chunk, chunk)).
       Tensor acc_o_by_chunk =
           logical_divide(acc_o, Shape<Underscore, Underscore, Int<kOChunk / 8>>{});

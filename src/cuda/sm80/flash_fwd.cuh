@@ -227,13 +227,13 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   auto thr_mma = tiled_mma.get_thread_slice(tid);
   Tensor tSrQ = make_fragment_a<Element>(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   Tensor tSrK = make_fragment_b<Element>(tiled_mma, Shape<Int<kBlockN>, Int<kHeadDim>>{});
-  Tensor acc_o = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor acc_o = make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   clear(acc_o);
 
   // Their per-thread slices are taken in each step (see thread_id there).
-  auto smem_copy_q = make_tiled_copy_A(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_copy_k = make_tiled_copy_B(typename Traits::SmemCopyAtom{}, tiled_mma);
-  auto smem_copy_v = make_tiled_copy_B(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
+  auto smem_copy_q = tiled_copy_a(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_k = tiled_copy_b(typename Traits::SmemCopyAtom{}, tiled_mma);
+  auto smem_copy_v = tiled_copy_b(typename Traits::SmemCopyAtomTransposed{}, tiled_mma);
   // P·V runs in head-dim chunks of kPvChunk columns (see the main loop).
   constexpr int kPvChunk = kHeadDim % 64 == 0 ? 64 : kHeadDim;
   constexpr int kPvChunks = kHeadDim / kPvChunk;
@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
         copy(gmem_copy, gthr.partition_S(kv_block(base, row_stride, blk)), dst);
       }
     };
-    Tensor acc_s = partition_fragment_C(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
+    Tensor acc_s = make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
     clear(acc_s);
     cp_async_wait<0>();
     __syncthreads();
@@ -422,7 +422,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   // Every warp must be done reading Q (and no cp.async may still target smem) before O lands there.
   cp_async_wait<0>();
   __syncthreads();
-  auto smem_copy_o = make_tiled_copy_C(typename Traits::SmemCopyAtomO{}, tiled_mma);
+  auto smem_copy_o = tiled_copy_c(typename Traits::SmemCopyAtomO{}, tiled_mma);
   auto smem_thr_o = smem_copy_o.get_thread_slice(tid);
   // 32-bit stores, as cute::copy's auto-vectorising path picks them (a thread's column pair is
   // contiguous under the swizzle).
