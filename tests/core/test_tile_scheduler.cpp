@@ -111,4 +111,35 @@ TEST(TileScheduler, SectionsFollowTheL2Budget) {
   }
 }
 
+// The device's walk (tile_at_fast: precomputed divisors for the grid set_grid fixed) hands out the
+// same tiles in the same order as the reference arithmetic, for every CTA and round.
+TEST(TileScheduler, FastWalkMatchesReference) {
+  const int shapes[][3] = {{1, 1, 1}, {4, 16, 16}, {5, 3, 7}, {64, 16, 2}, {1, 40, 3}, {33, 1, 1}, {4, 32, 32}, {7, 24, 5}};
+  for (const auto& s : shapes) {
+    for (int ctas : {1, 2, 7, 132, 1000}) {
+      for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(3) << 20, int64_t(1) << 30}) {
+        for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
+          for (bool reverse : {false, true}) {
+            auto p = StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
+            StaticLptScheduler::set_grid(p, ctas);
+            ASSERT_EQ(p.ctas, ctas);
+            for (int c = 0; c < ctas; ++c)
+              for (int r = 0; r < p.rounds; ++r) {
+                TileCoord a, b;
+                const bool ha = StaticLptScheduler::tile_at(p, c, ctas, r, a);
+                const bool hb = StaticLptScheduler::tile_at_fast(p, c, r, b);
+                ASSERT_EQ(ha, hb) << "cta " << c << " round " << r;
+                if (ha) {
+                  ASSERT_EQ(a.m_block, b.m_block);
+                  ASSERT_EQ(a.head, b.head);
+                  ASSERT_EQ(a.batch, b.batch);
+                }
+              }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace

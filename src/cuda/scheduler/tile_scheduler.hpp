@@ -27,7 +27,14 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/fast_div.hpp"
 #include "core/hd.hpp"
+
+// FA_SCHED_FAST_DIV (default 1): the persistent walk's tile arithmetic with precomputed divisors
+// (tile_at_fast); 0 = the plain integer divisions of tile_at, for an A/B.
+#ifndef FA_SCHED_FAST_DIV
+#define FA_SCHED_FAST_DIV 1
+#endif
 
 namespace fa::cuda::sched {
 
@@ -47,6 +54,15 @@ struct StaticLptScheduler {
     bool reverse_m = false; // heavy query blocks last in the sequence: walk them first
     bool persistent = false;
     int rounds = 1;         // walk length in rounds (set by the launcher once the grid is known)
+    // Divisors of the persistent walk, fixed by set_grid for its grid size (`ctas`), so the
+    // device maps (CTA, round) to a tile without integer divisions (tile_at_fast; tile_at is the
+    // reference the host tests check it against).
+    int ctas = 0;
+    int rounds_per_section = 1;           // section_rounds(*this, ctas)
+    core::FastDiv div_section_tiles;      // section_pairs * m_blocks
+    core::FastDiv div_section_pairs;      // section_pairs
+    core::FastDiv div_heads;              // heads
+    core::FastDiv div_rounds_per_section; // rounds_per_section
   };
 
   // Under the H100/H200 L2 (50 MB): the rest holds the streamed Q/O tiles and the previous
@@ -102,6 +118,42 @@ struct StaticLptScheduler {
     return true;
   }
 
+  // tile_at for the grid set_grid fixed (cta in [0, sp.ctas)), with the divisions by
+  // precomputed divisors. The last L2 section may hold fewer pairs than section_pairs: only there
+  // the pair index takes a plain division.
+  FA_HD static bool tile_at_fast(Params const& sp, int cta, int round, TileCoord& tile) {
+    const int ctas = sp.ctas;
+    const int total_pairs = sp.heads * sp.batch;
+    int section, local;
+    if (!sp.reverse_m) {
+      const int t = round * ctas + ((round & 1) ? ctas - 1 - cta : cta);
+      if (t >= sp.total_tiles) return false;
+      section = sp.div_section_tiles.divmod(t, local);
+    } else {
+      int r;
+      section = sp.div_rounds_per_section.divmod(round, r);
+      local = r * ctas + ((r & 1) ? ctas - 1 - cta : cta);
+    }
+    const int pair0 = section * sp.section_pairs;
+    const int rest = total_pairs - pair0;
+    if (rest <= 0) return false;
+    int m_rank, pair_in;
+    if (rest >= sp.section_pairs) {
+      if (local >= sp.section_pairs * sp.m_blocks) return false;
+      m_rank = sp.div_section_pairs.divmod(local, pair_in);
+    } else {
+      if (local >= rest * sp.m_blocks) return false;
+      m_rank = local / rest;
+      pair_in = local - m_rank * rest;
+    }
+    const int pair = pair0 + pair_in;
+    tile.m_block = sp.reverse_m ? sp.m_blocks - 1 - m_rank : m_rank;
+    int head;
+    tile.batch = sp.div_heads.divmod(pair, head);
+    tile.head = head;
+    return true;
+  }
+
 #if defined(__CUDACC__)
   Params const& p;
   int round = 0;
@@ -125,6 +177,9 @@ struct StaticLptScheduler {
       tile.batch = int(blockIdx.z);
       return true;
     }
+#if FA_SCHED_FAST_DIV
+    if (sp.ctas == int(gridDim.x)) return tile_at_fast(sp, int(blockIdx.x), r, tile);
+#endif
     return tile_at(sp, int(blockIdx.x), int(gridDim.x), r, tile);
   }
 #endif
@@ -149,7 +204,14 @@ struct StaticLptScheduler {
   }
   // The persistent grid's size fixes the walk's length.
   static void set_grid(Params& s, int ctas) {
-    if (s.persistent) s.rounds = walk_rounds(s, ctas);
+    if (!s.persistent) return;
+    s.rounds = walk_rounds(s, ctas);
+    s.ctas = ctas;
+    s.rounds_per_section = section_rounds(s, ctas);
+    s.div_section_tiles = core::FastDiv(s.section_pairs * s.m_blocks);
+    s.div_section_pairs = core::FastDiv(s.section_pairs);
+    s.div_heads = core::FastDiv(s.heads);
+    s.div_rounds_per_section = core::FastDiv(s.rounds_per_section);
   }
 };
 
