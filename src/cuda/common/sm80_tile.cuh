@@ -141,6 +141,28 @@ CUTE_DEVICE auto retile_ldsm_x4(TiledMma const&, TiledCopy const&, ThrCopy const
   }
 }
 
+// ThrCopy::retile_S of an accumulator-shaped 16-bit fragment ((2,2), M/16W, N/8) for the
+// tiled_copy_c of a 128-bit auto-vectorising atom (the O tile's smem store), written out (types
+// compared equal to retile_S's for W = 4 and 8 and every O tile used).
+template <class TiledMma, class TiledCopy, class ThrCopy, class Engine, class FragLayout>
+CUTE_DEVICE auto retile_c_store(TiledMma const&, TiledCopy const&, ThrCopy const& thr_copy,
+                                Tensor<Engine, FragLayout>& frag) {
+  constexpr int W = MStackedMma<TiledMma>::kWarps;
+  using Element = typename Engine::value_type;
+  using Atom = Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, Element>;
+  if constexpr ((W == 4 || W == 8) && sizeof(Element) == 2 && std::is_base_of_v<Atom, TiledCopy>) {
+    constexpr int kMt = decltype(size<1>(frag))::value;
+    constexpr int kNt = decltype(size<2>(frag))::value;
+    static_assert(decltype(size<0>(frag))::value == 4 && kNt % 2 == 0);
+    using L = std::conditional_t<
+        kMt == 1, Layout<Shape<Shape<_1, _8>, _1, Int<kNt / 2>>, Stride<Stride<_0, _1>, _0, _8>>,
+        Layout<Shape<Shape<_1, Shape<_4, _2>>, Int<kMt>, Int<kNt / 2>>, Stride<Stride<_0, Stride<_1, _8>>, _4, Int<8 * kMt>>>>;
+    return make_tensor(frag.data(), L{});
+  } else {
+    return thr_copy.retile_S(frag);
+  }
+}
+
 // cute::copy(atom, src, dst) for (V, Rest...) partitions without broadcast (stride-0) modes: the
 // same atom.call per vector, in the same order (modes 1.. grouped, as cute::copy does). cute::copy's
 // static-shape path first runs the layout algebra of its broadcast filter (nullspace,

@@ -365,9 +365,16 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
     for (int c = 0; c < kPvChunks; ++c) {
       Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
       auto smem_thr_v_s = smem_copy_v.get_thread_slice(thread_id());
-      Tensor tOsVt_chunk = smem_thr_v_s.partition_S(
-          local_tile(sVt, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(c, 0)));
-      gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v_s);
+      if constexpr (kPvChunks == 1) {
+        // One chunk is the whole V^T tile: local_tile's algebra would only rebuild sVt (~40 MB of
+        // compiler memory at d96, the largest unit; same SASS).
+        gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, smem_thr_v_s.partition_S(sVt), tiled_mma, smem_copy_v,
+                       smem_thr_v_s);
+      } else {
+        Tensor tOsVt_chunk = smem_thr_v_s.partition_S(
+            local_tile(sVt, Shape<Int<kPvChunk>, Int<kBlockN>>{}, make_coord(c, 0)));
+        gemm_rs<false>(acc_o_chunk, tOrP, tOrVt_chunk, tOsVt_chunk, tiled_mma, smem_copy_v, smem_thr_v_s);
+      }
     }
   };
 
@@ -426,7 +433,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
   auto smem_thr_o = smem_copy_o.get_thread_slice(tid);
   // 32-bit stores, as cute::copy's auto-vectorising path picks them (a thread's column pair is
   // contiguous under the swizzle).
-  copy_as<uint32_t>(smem_thr_o.retile_S(o_frag), smem_thr_o.partition_D(sO));
+  copy_as<uint32_t>(retile_c_store(tiled_mma, smem_copy_o, smem_thr_o, o_frag), smem_thr_o.partition_D(sO));
   __syncthreads();
 
   typename Traits::GmemCopyO gmem_copy_o;
