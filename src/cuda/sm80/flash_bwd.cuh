@@ -213,6 +213,30 @@ using namespace cute;
 // 156 210 -> 178 197 | 150 201. Default 8: d 128 only. 0: the old order everywhere.
 #define FA_SM80_BWD_EXP_BEFORE_DP 8
 #endif
+#ifndef FA_SM80_BWD_CHEAP_ADDR
+// Head dims (head_dim_bit mask) whose per-step addresses and coordinates are built by hand instead
+// of by CuTe's generic partition algebra. The values FA_SM80_BWD_OPAQUE_TID rebuilds in every step
+// from an opaque tid (so that they are not kept live, and spilled, across the step) cost signed
+// div/mod, 64-bit pointer math and swizzle bit-twiddling there: ncu (H200, bf16 d 128, session 10)
+// had ours executing 16% more instructions than PyTorch's FA2 at the same tile, ~290 more integer
+// ones per warp and step. With the switch: the opaque tid is masked to [0, kNThreads) (divisions
+// by powers of two become shifts); full Q/dO tiles are loaded with one base offset per thread plus
+// constants (QLoadByHand); S/dP and dQ coordinates, the LSE/D row loads, the P/dS smem stores and
+// the dQ reduction addresses are thread 0's constant offsets plus the thread's first entry
+// (MmaCBase, pds_store_offset); the A and B ldmatrix slices of a product share one opaque tid;
+// the per-step mask test compares against two per-CTA row bounds; the step offsets, see
+// FA_SM80_BWD_CHEAP_STEP_DIMS. The same bytes go to the same places (host check of every thread's
+// offsets against CuTe's partitions, all tiles). Static count of the d 128 bf16 sm_90a main loop:
+// 1934 -> 1756 instructions, integer/uniform 796 -> 633; 255 -> 250 registers, no spills.
+// 0: the previous code (identical SASS).
+#define FA_SM80_BWD_CHEAP_ADDR 63
+#endif
+#ifndef FA_SM80_BWD_CHEAP_STEP_DIMS
+// Head dims (head_dim_bit mask) of FA_SM80_BWD_CHEAP_ADDR's step offsets (Q, dO, LSE, workspace
+// rows: the CTA's part kept, the rest as 32 x 64-bit products); default all but d 64, whose
+// 128-row tile spilled 8 B with them (sm_90a bf16; 120 B without keeping the CTA's part).
+#define FA_SM80_BWD_CHEAP_STEP_DIMS 61
+#endif
 #ifndef FA_SM80_BWD_BIG_SMEM_DIMS
 // Head dims (head_dim_bit mask) that get a second tile for devices allowing more than the sm80's
 // 163 KB of shared memory per block. Only d 256 (32) has one: its 64-row steps get the second
@@ -476,6 +500,67 @@ CUTE_DEVICE void cp_async_4(void* smem_dst, const void* gmem_src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(gmem_src));
 }
 
+// 16-byte cp.async, the instruction GmemLoad's atom (SM80_CP_ASYNC_CACHEGLOBAL) issues.
+CUTE_DEVICE void cp_async_16(uint32_t smem_dst, const void* gmem_src) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(smem_dst), "l"(gmem_src));
+}
+
+// GmemLoad's partition of a full [T::kBlockM x D] Q/dO tile, by hand (FA_SM80_BWD_CHEAP_ADDR):
+// thread t copies the 16-byte chunks at rows row0 + m·kRowsPerPass, columns col0 + k·kSwizzleRow
+// to smem elements smem0 + m·kSmemStepM + k·kSmemStepK of the SmemLayoutQ tile. The swizzle XORs
+// a row's 16-byte chunk index with bits of (row mod 8), which a step of kRowsPerPass rows (a
+// multiple of 8) keeps, and whole swizzle rows (k) are separate atoms, so every chunk is the base
+// plus a constant. CuTe's generic partition of an opaque tid spends ~35 integer instructions per
+// tensor and step on the same numbers (signed div/mod, 64-bit pointer math).
+template <class T>
+struct QLoadByHand {
+  static constexpr int kTPR = T::kGmemThreadsPerRow;
+  static constexpr int kRowsPerPass = T::kNThreads / kTPR;
+  static constexpr int kSw = T::kSwizzleRow;
+  static constexpr int kPassesM = T::kBlockM / kRowsPerPass;
+  static constexpr int kPassesK = T::kHeadDim / kSw;
+  static constexpr int kSmemStepM = kRowsPerPass * kSw;
+  static constexpr int kSmemStepK = T::kBlockM * kSw;
+  static_assert(kRowsPerPass % 8 == 0 && T::kBlockM % kRowsPerPass == 0 && T::kHeadDim % kSw == 0,
+                "row passes keep the swizzle phase; whole atoms along the head dim");
+  int row0, col0, smem0;
+  CUTE_HOST_DEVICE explicit QLoadByHand(int t) {  // 0 <= t < kNThreads
+    row0 = t / kTPR;
+    const int chunk = t % kTPR;
+    col0 = chunk * 8;
+    smem0 = row0 * kSw + ((chunk ^ ((row0 % 8) >> (3 - T::kSwizzleBits))) * 8);
+  }
+};
+
+// (row, col) of thread t's first accumulator entry in a TiledMMA of SM80 16x8 atoms with kWarpsM
+// warps down M (warp w at (w mod kWarpsM, w / kWarpsM)); its other entries sit at offsets that
+// are the same for every thread, i.e. thread 0's coordinates (FA_SM80_BWD_CHEAP_ADDR).
+template <int kWarpsM>
+struct MmaCBase {
+  int row, col;
+  CUTE_HOST_DEVICE explicit MmaCBase(int t)  // 0 <= t < number of threads
+      : row((t / 32 % kWarpsM) * 16 + t % 32 / 4), col((t / 32 / kWarpsM) * 8 + t % 4 * 2) {}
+};
+
+// Coordinates of thread t's entries from thread 0's (a partition of an identity tensor).
+template <class Coords, int kWarpsM>
+CUTE_HOST_DEVICE auto coords_from_base(Coords const& c0, MmaCBase<kWarpsM> const& base) {
+  return make_tensor(make_inttuple_iter(make_tuple(base.row, base.col)), c0.layout());
+}
+
+// SmemLayoutPdS offset of the accumulator pair (row, col) = (base.row + dr, base.col + dc) of a
+// thread of the S/dP TiledMMA (FA_SM80_BWD_CHEAP_ADDR). The layout: [kM x kN] of 8 x 64 atoms,
+// column-major, chunk (col mod 64) / 8 of a row XORed with row mod 8. With dr a multiple of 8, dc
+// of 32 and base.col < 32, every pair is one of two per-thread values (bit 5 = 32 elements flipped
+// for dc = 32 mod 64) plus dr·64 + (dc / 64)·kM·64.
+CUTE_HOST_DEVICE int pds_store_base(int row, int col) {
+  return row * 64 + (((col / 8) ^ (row % 8)) * 8) + col % 8;
+}
+template <int kM>
+CUTE_HOST_DEVICE int pds_store_offset(int base0, int dr, int dc) {
+  return ((dc % 64) != 0 ? (base0 ^ 32) : base0) + dr * 64 + (dc / 64) * kM * 64;
+}
+
 CUTE_DEVICE int load_acquire(const int* ptr) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
@@ -581,6 +666,9 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   constexpr bool kIncrAddr = kIncrBits != 0;
   constexpr bool kOpaqueTid = (FA_SM80_BWD_OPAQUE_TID & head_dim_bit(kD)) != 0;
   constexpr bool kExpBeforeDP = !kSoftcap && (FA_SM80_BWD_EXP_BEFORE_DP & head_dim_bit(kD)) != 0;
+  constexpr bool kCheapAddr = (FA_SM80_BWD_CHEAP_ADDR & head_dim_bit(kD)) != 0;
+  constexpr bool kCheapTid = kCheapAddr && kOpaqueTid;  // the parts rebuilt from an opaque tid
+  constexpr bool kCheapStep = kCheapAddr && (FA_SM80_BWD_CHEAP_STEP_DIMS & head_dim_bit(kD)) != 0;
   // The second (mask-free) copy of the softcap softmax spills 4 bytes next to full-width S and dP
   // (128 keys in one chunk, d <= 64): those instances keep one softmax for every tile.
   constexpr bool kFastSoftmax = kFastTiles && !(kSoftcap && kN == 128 && T::kSdPChunks == 1);
@@ -632,6 +720,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   const int group = p.group_size();
   int64_t m_first = 0, m_last = (seq.q_len + kM - 1) / kM;
   if constexpr (kMasked) query_block_range(mask, n0, n0 + k_rows, kM, &m_first, &m_last);
+  if constexpr (kMasked && kCheapAddr) asm volatile("" : "+l"(m_first));  // kept, not rebuilt per step
   const int n_m = int(m_last - m_first);
   const int n_steps = group * n_m;
   // Query block of a step. Rotated (ws.rotate_m), neighbouring key blocks, which run at the same
@@ -678,13 +767,41 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     return step_addr(n);
   };
 
+  // FA_SM80_BWD_CHEAP_STEP_DIMS: a step's element offsets as the CTA's part plus its row and head
+  // times their strides; rows and heads are below 2^31, so each product is 32 x 64 bits (two
+  // instructions) instead of 64 x 64 with sign extensions. The CTA's parts are computed once,
+  // before the loop, through an opaque copy: otherwise they are rebuilt in every step (~20
+  // uniform instructions) rather than kept.
+  auto mul_u32 = [](int64_t v, int64_t stride) { return int64_t(uint32_t(v)) * stride; };
+  int64_t q_cta = p.q_str.offset(b, seq.q_start, 0), do_cta = p.do_str.offset(b, seq.q_start, 0),
+          lse_cta = p.lse_offset(b, 0, seq.q_start);
+  if constexpr (kCheapStep) asm volatile("" : "+l"(q_cta), "+l"(do_cta), "+l"(lse_cta));
+  auto q_offset = [&](const core::Strides& str, int64_t cta, int64_t m0, int h) {
+    if constexpr (kCheapStep)
+      return cta + mul_u32(m0, str.row) + mul_u32(h, str.head);
+    else
+      return str.offset(b, seq.q_start + m0, h);
+  };
+  auto lse_offset = [&](int64_t m0, int h) {
+    if constexpr (kCheapStep)
+      return lse_cta + m0 + mul_u32(h, p.lse_head_stride);
+    else
+      return p.lse_offset(b, h, seq.q_start + m0);
+  };
+  auto ws_offset = [&](int64_t m0, int h) {  // row of [Hq, total_q] workspaces
+    if constexpr (kCheapStep)
+      return mul_u32(h, p.total_q) + row0 + m0;
+    else
+      return int64_t(h) * p.total_q + row0 + m0;
+  };
+
   auto load_q_do = [&](StepPos pos, int stage, StepAddr a) {
     const int h = pos.h;
     const int64_t m0 = step_m_block(pos) * kM;
     const Element* q_ptr = static_cast<const Element*>(p.q) +
-                           (kIncrQ ? a.q : p.q_str.offset(b, seq.q_start + m0, h));
+                           (kIncrQ ? a.q : q_offset(p.q_str, q_cta, m0, h));
     const Element* do_ptr = static_cast<const Element*>(p.dout) +
-                            (kIncrQ ? a.dO : p.do_str.offset(b, seq.q_start + m0, h));
+                            (kIncrQ ? a.dO : q_offset(p.do_str, do_cta, m0, h));
     Tensor gQ = make_tensor(make_gmem_ptr(q_ptr), make_shape(Int<kM>{}, Int<kD>{}),
                             make_stride(p.q_str.row, _1{}));
     Tensor gdO = make_tensor(make_gmem_ptr(do_ptr), make_shape(Int<kM>{}, Int<kD>{}),
@@ -696,10 +813,29 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       // the K/V load to the epilogue (d 128 spilled them otherwise).
       int t = tid;
       asm volatile("" : "+r"(t));
+      if constexpr (kCheapAddr) t &= T::kNThreads - 1;
       auto g_thr = gmem_load.get_thread_slice(t);
       if (kFastTiles && m0 + kM <= seq.q_len) {
-        sm80::copy_vectors(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ));
-        sm80::copy_vectors(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO));
+        if constexpr (kCheapAddr) {
+          using L = QLoadByHand<T>;
+          const L l(t);
+          auto load = [&](const Element* g, int64_t row_stride, Element* smem) {
+            const Element* g0 = g + l.row0 * row_stride + l.col0;
+            const uint32_t s0 = uint32_t(__cvta_generic_to_shared(smem + l.smem0));
+            CUTE_UNROLL
+            for (int m = 0; m < L::kPassesM; ++m) {
+              CUTE_UNROLL
+              for (int k = 0; k < L::kPassesK; ++k)
+                cp_async_16(s0 + uint32_t(sizeof(Element)) * (m * L::kSmemStepM + k * L::kSmemStepK),
+                            g0 + m * L::kRowsPerPass * row_stride + k * L::kSw);
+            }
+          };
+          load(q_ptr, p.q_str.row, smem_q + stage * T::kSmemQ);
+          load(do_ptr, p.do_str.row, smem_do + stage * T::kSmemQ);
+        } else {
+          sm80::copy_vectors(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ));
+          sm80::copy_vectors(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO));
+        }
       } else {
         Tensor c_q = g_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
         load_rows(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ), c_q, seq.q_len - m0);
@@ -769,10 +905,17 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   auto thread_id = [&] {
     int t = tid;
     if constexpr (kOpaqueTid) asm volatile("" : "+r"(t));
+    if constexpr (kOpaqueTid && kCheapAddr) t &= T::kNThreads - 1;
     return t;
   };
-  // This thread's slice of an smem -> register copy, taken in the step where it is used.
-  auto thr_slice = [&](auto const& tiled_copy) { return tiled_copy.get_thread_slice(thread_id()); };
+  // This thread's slices of the A and B smem -> register copies of one product, taken in the step
+  // where they are used; FA_SM80_BWD_CHEAP_ADDR: both from one opaque tid, so that the lane bits
+  // they share are computed once (~10 instructions per step at d 128).
+  auto thr_slices = [&](auto const& copy_a, auto const& copy_b) {
+    const int ta = thread_id();
+    const int tb = kCheapAddr ? ta : thread_id();
+    return cute::make_tuple(copy_a.get_thread_slice(ta), copy_b.get_thread_slice(tb));
+  };
 
   // register -> smem stores of P and dS
   auto r2s_pds = make_tiled_copy_C(typename T::SmemStore{}, mma_sdp);
@@ -781,10 +924,22 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   // (row, col) coordinates of this thread's S/dP accumulator entries and of its dQ entries;
   // s_coords() / dq_coords() rebuild them from an opaque tid (FA_SM80_BWD_OPAQUE_TID), each
   // call a fresh value the compiler cannot share with another use.
-  auto s_coords = [&] { return rowcol_coords<kM, kNc>(mma_sdp.get_thread_slice(thread_id())); };
+  // FA_SM80_BWD_CHEAP_ADDR: thread 0's coordinates (constants) plus the thread's first entry's.
+  auto s_coords = [&] {
+    if constexpr (kCheapTid)
+      return coords_from_base(rowcol_coords<kM, kNc>(mma_sdp.get_thread_slice(0)),
+                              MmaCBase<T::kWarpsMSdP>(thread_id()));
+    else
+      return rowcol_coords<kM, kNc>(mma_sdp.get_thread_slice(thread_id()));
+  };
   auto dq_coords = [&] {
-    return mma_dq.get_thread_slice(thread_id())
-        .partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{}));
+    if constexpr (kCheapTid)
+      return coords_from_base(
+          mma_dq.get_thread_slice(0).partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{})),
+          MmaCBase<T::kWarpsMdQ>(thread_id()));
+    else
+      return mma_dq.get_thread_slice(thread_id())
+          .partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{}));
   };
   Tensor cS = s_coords();  // shape only
   constexpr int kRows = decltype(size<0>(cS))::value;  // query rows this thread touches in S
@@ -792,6 +947,19 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
 
   const float scale_log2 = p.scale * core::kLog2e;
   const float cap_inv_scale = kSoftcap ? p.scale / p.softcap : 0.f;  // qk -> tanh argument
+
+  // The query rows whose blocks need no mask for this key block (FA_SM80_BWD_CHEAP_ADDR): a block
+  // [m0, m0 + q_rows) is unmasked (Mask::block_unmasked, given n0 + kN <= k_len) iff m0 >= lo and
+  // m0 + q_rows - 1 <= hi, two compares per step instead of its 64-bit arithmetic.
+  struct {
+    int64_t lo, hi;
+  } unmasked_rows{};
+  if constexpr (kMasked && kCheapAddr) {
+    const int64_t shift = mask.k_len - mask.q_len;  // diag(i) = i + shift
+    unmasked_rows.lo = mask.right >= 0 ? n0 + kN - 1 - shift - mask.right : INT64_MIN;
+    unmasked_rows.hi = mask.left >= 0 ? n0 + mask.left - shift : INT64_MAX;
+    asm volatile("" : "+l"(unmasked_rows.lo), "+l"(unmasked_rows.hi));  // kept, not rebuilt
+  }
 
   StepPos pos{hk * group, 0};  // this step's (kStepCounters)
   for (int step = 0; step < n_steps; ++step) {
@@ -816,10 +984,10 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     // from shared memory (kLseSmem) or global memory.
     const float* lse_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM
                            : kIncrLse  ? p.lse + addr.lse
-                                       : p.lse + p.lse_offset(b, h, seq.q_start + m0);
+                                       : p.lse + lse_offset(m0, h);
     const float* dsum_ptr = T::kLseSmem ? smem_stats + stage * 2 * kM + kM
                             : kIncrWs   ? ws.dsum + addr.ws
-                                        : ws.dsum + int64_t(h) * p.total_q + row0 + m0;
+                                        : ws.dsum + ws_offset(m0, h);
 
     Tensor sQ = make_tensor(make_smem_ptr(smem_q + stage * T::kSmemQ), typename T::SmemLayoutQ{});
     Tensor sdO = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQ{});
@@ -827,13 +995,16 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     Tensor sdOt = make_tensor(make_smem_ptr(smem_do + stage * T::kSmemQ), typename T::SmemLayoutQt{});
 
     // S = Q K^T, dP = dO V^T, then P and dS, one chunk of kNc key columns at a time.
-    auto s2r_sdp_a_thr = thr_slice(s2r_sdp_a);
-    auto s2r_sdp_b_thr = thr_slice(s2r_sdp_b);
+    auto sdp_thr = thr_slices(s2r_sdp_a, s2r_sdp_b);
+    auto s2r_sdp_a_thr = get<0>(sdp_thr);
+    auto s2r_sdp_b_thr = get<1>(sdp_thr);
     Tensor tSsQ = s2r_sdp_a_thr.partition_S(sQ);
     Tensor tSsdO = s2r_sdp_a_thr.partition_S(sdO);
     // Per-element masking only where the tile is cut by the mask or the key range ends.
     bool need_mask = n0 + kN > seq.k_len;
-    if constexpr (kMasked)
+    if constexpr (kMasked && kCheapAddr)
+      need_mask = need_mask || m0 < unmasked_rows.lo || m0 + q_rows - 1 > unmasked_rows.hi;
+    else if constexpr (kMasked)
       need_mask = need_mask || !mask.block_unmasked(m0, m0 + q_rows, n0, n0 + kN);
     // Interior tile: no mask and all kM rows (see FA_SM80_BWD_FAST_TILES); uniform across the CTA.
     const bool fast_tile = kFastTiles && !need_mask && q_rows == kM;
@@ -841,7 +1012,19 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     // it here keeps them out of the two softmax variants below).
     float row_lse_log2[kRows], row_dsum[kRows];
     Tensor cSr = s_coords();  // = cS when !kOpaqueTid (the same value, CSE'd)
-    if (fast_tile) {
+    if (fast_tile && kCheapTid) {
+      // The thread's first row as one pointer offset, the others as immediates.
+      const MmaCBase<T::kWarpsMSdP> base(thread_id());
+      Tensor c0 = rowcol_coords<kM, kNc>(mma_sdp.get_thread_slice(0));  // constants
+      const float* lse_t = lse_ptr + base.row;
+      const float* dsum_t = dsum_ptr + base.row;
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        const int dr = get<0>(c0(r, 0));
+        row_lse_log2[r] = core::lse_for_backward(lse_t[dr]) * core::kLog2e;
+        row_dsum[r] = dsum_t[dr];
+      }
+    } else if (fast_tile) {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
         const int row = get<0>(cSr(r, 0));
@@ -935,7 +1118,25 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       Tensor rdSc = convert_to<Element>(acc_dp);
       Tensor sPc = local_tile(sP, Shape<Int<kM>, Int<kNc>>{}, make_coord(0, chunk));
       Tensor sdSc = local_tile(sdS, Shape<Int<kM>, Int<kNc>>{}, make_coord(0, chunk));
-      if constexpr (kExpBeforeDP) {
+      if constexpr (kExpBeforeDP && kCheapTid) {
+        // The partition of r2s_pds by hand (see pds_store_offset): two base offsets per thread.
+        static_assert(kNc % 64 == 0, "chunks of whole 64-column atoms");
+        static_assert(decltype(size<0, 0>(acc_s))::value == 2, "column pairs in mode (0, 0)");
+        const MmaCBase<T::kWarpsMSdP> base(thread_id());
+        const int base0 = pds_store_base(base.row, base.col);
+        Tensor c0 = mma_sdp.get_thread_slice(0).partition_C(
+            make_identity_tensor(Shape<Int<kM>, Int<kNc>>{}));  // constants
+        auto store = [&](auto const& frag, Element* smem_chunk) {
+          Tensor w = recast<uint32_t>(make_tensor(frag.data(), make_layout(size(frag))));
+          CUTE_UNROLL
+          for (int i = 0; i < size(frag); i += 2) {
+            const int off = pds_store_offset<kM>(base0, get<0>(c0(i)), get<1>(c0(i)));
+            *reinterpret_cast<uint32_t*>(smem_chunk + off) = w(i / 2);
+          }
+        };
+        store(rP, smem_p + chunk * kM * kNc);
+        store(rdSc, smem_ds + chunk * kM * kNc);
+      } else if constexpr (kExpBeforeDP) {
         // The store addresses from an opaque tid here, not kept from the kernel's start (d 128
         // spilled one of them otherwise).
         auto r2s_thr = r2s_pds.get_thread_slice(thread_id());
@@ -949,14 +1150,16 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     __syncthreads();
 
     // dV += P^T dO, dQ_i += dS K_j (atomics), dK += dS^T Q; see FA_SM80_BWD_DQ_BEFORE_DK.
-    auto s2r_dkv_a_thr = thr_slice(s2r_dkv_a);
-    auto s2r_dkv_b_thr = thr_slice(s2r_dkv_b);
+    auto dkv_thr = thr_slices(s2r_dkv_a, s2r_dkv_b);
+    auto s2r_dkv_a_thr = get<0>(dkv_thr);
+    auto s2r_dkv_b_thr = get<1>(dkv_thr);
     Tensor tdVsPt = s2r_dkv_a_thr.partition_S(sPt);
     gemm_smem(mma_dkv, acc_dv, rPt, rdOt, tdVsPt, s2r_dkv_b_thr.partition_S(sdOt), s2r_dkv_a,
               s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
     auto gemm_dk = [&] {
-      auto a_thr = thr_slice(s2r_dkv_a);
-      auto b_thr = thr_slice(s2r_dkv_b);
+      auto ab_thr = thr_slices(s2r_dkv_a, s2r_dkv_b);
+      auto a_thr = get<0>(ab_thr);
+      auto b_thr = get<1>(ab_thr);
       gemm_smem(mma_dkv, acc_dk, rdSt, rQt, a_thr.partition_S(sdSt), b_thr.partition_S(sQt),
                 s2r_dkv_a, s2r_dkv_b, a_thr, b_thr);
     };
@@ -967,7 +1170,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       // [Hq, rows, D] with a compile-time row stride: every red.global of a thread is one base
       // register plus an immediate offset (a runtime stride cost ~64 registers of addresses).
       float* dq_ptr =
-          ws.dq_accum + (kIncrWs ? addr.ws : int64_t(h) * p.total_q + row0 + m0) * kD;
+          ws.dq_accum + (kIncrWs ? addr.ws : ws_offset(m0, h)) * kD;
       Tensor gdQ = make_tensor(make_gmem_ptr(dq_ptr), Shape<Int<kM>, Int<kD>>{},
                                Stride<Int<kD>, _1>{});
       int* sem = nullptr;
@@ -985,17 +1188,25 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         Tensor acc_dq = partition_fragment_C(mma_dq, Shape<Int<kM>, Int<kDc>>{});
         clear(acc_dq);
         Tensor sKtc = local_tile(sKt, Shape<Int<kDc>, Int<kN>>{}, make_coord(chunk, 0));
-        auto s2r_dq_a_thr = thr_slice(s2r_dq_a);
-        auto s2r_dq_b_thr = thr_slice(s2r_dq_b);
+        auto dq_thr = thr_slices(s2r_dq_a, s2r_dq_b);
+        auto s2r_dq_a_thr = get<0>(dq_thr);
+        auto s2r_dq_b_thr = get<1>(dq_thr);
         Tensor tdQsdS = s2r_dq_a_thr.partition_S(sdS);
         gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, s2r_dq_b_thr.partition_S(sKtc), s2r_dq_a,
                   s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
         Tensor tdQg = thr_dq.partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
         // kExpBeforeDP: the thread's dQ offsets from an opaque tid, rebuilt here rather than kept
         // live from the kernel's start (d 256 spilled 8 B of edge-tile red addresses otherwise).
-        if constexpr (kExpBeforeDP)
+        if constexpr (kExpBeforeDP && kCheapTid) {
+          // Thread 0's partition moved by the thread's first entry (gdQ's strides are constants).
+          const MmaCBase<T::kWarpsMdQ> base(thread_id());
+          Tensor g0 = mma_dq.get_thread_slice(0).partition_C(
+              local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+          tdQg = make_tensor(g0.data() + (base.row * kD + base.col), g0.layout());
+        } else if constexpr (kExpBeforeDP) {
           tdQg = mma_dq.get_thread_slice(thread_id())
                      .partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+        }
         if constexpr (kRedV2) {
           // Accumulator values 2i and 2i + 1 are columns c, c + 1 (c even) of one row.
           static_assert(decltype(size<0, 0>(acc_dq))::value == 2, "column pairs in mode (0, 0)");
