@@ -1127,9 +1127,27 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // Element coordinates of the accumulators: S^T is (key, query), dQ is (query, head dim).
   Tensor tScS = thr_sdp.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kBlockM>>{}));
 
-  auto copy_ds = make_tiled_copy_C(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, T>{}, mma_sdp);
-  auto thr_copy_ds = copy_ds.get_thread_slice(tid);
-  Tensor tdSsdS = thr_copy_ds.partition_D(sdSt);  // (CPY, CPY_M, CPY_N, buffers)
+  // Generic dS^T (and split-D P^T) store to smem: the !kDsStsm ablation only. Built in discarded
+  // branches elsewhere, so the stmatrix instances never instantiate CuTe's tiled-copy algebra
+  // (~2.7k template instances, ~60 MB of the compiler's peak memory per unit).
+  auto copy_ds = [&] {
+    if constexpr (Cfg::kDsStsm)
+      return 0;
+    else
+      return make_tiled_copy_C(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, T>{}, mma_sdp);
+  }();
+  auto thr_copy_ds = [&] {
+    if constexpr (Cfg::kDsStsm)
+      return 0;
+    else
+      return copy_ds.get_thread_slice(tid);
+  }();
+  auto tdSsdS = [&] {  // (CPY, CPY_M, CPY_N, buffers)
+    if constexpr (Cfg::kDsStsm)
+      return 0;
+    else
+      return thr_copy_ds.partition_D(sdSt);
+  }();
   // Split-D only: P^T in smem (the SS operands of dV/dK are partitioned where used).
   Tensor sPt = make_tensor(make_smem_ptr(ss.pt.data()), typename Cfg::SmemLayoutdSt{});
 
