@@ -1339,7 +1339,15 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     if constexpr (Cfg::kDsStsm) {
       stsm_tile(ds_base, rdS, buf);
     } else {
-      copy(copy_ds, thr_copy_ds.retile_S(rdS), tdSsdS(_, _, _, buf));
+      // What copy(copy_ds, retile_S(rdS), ...) ends in: the accumulator layout already is the
+      // copy's source partition (make_tiled_copy_C of the same MMA), and the vectors are the
+      // 32-bit query pairs, so neither retile_S nor cute::copy's common-vector/alignment algebra
+      // is needed (~4k template instances, ~110 MB of compiler memory per unit; same SASS).
+      static_assert(sizeof(T) == 2, "query pairs of 16-bit elements");
+      Tensor s32 = recast<uint32_t>(rdS);
+      Tensor d32 = recast<uint32_t>(tdSsdS(_, _, _, buf));
+      CUTE_UNROLL
+      for (int i = 0; i < size(d32); ++i) d32(i) = s32(i);
     }
     cutlass::arch::fence_view_async_shared();
     consumer_sync(int(BarrierId::DsWritten), kConsumerThreads);
