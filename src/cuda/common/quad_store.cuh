@@ -15,9 +15,11 @@
 // code on a lane-vector type that holds the whole quad.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/hd.hpp"
+#include "core/params.hpp"
 
 // nvcc unrolls (the register arrays must stay in registers); host compilers (tests) need not.
 #ifdef __CUDACC__
@@ -71,6 +73,13 @@ FA_HD void quad_transpose(W (&w)[N], P const (&lane_bit)[kRounds]) {
       w[t1] = quad_select(lane_bit[b], w[t1], got);
     }
   }
+}
+
+// Host side: whether every row start of a tensor (base `ptr`, strides `s` in elements of `elem`
+// bytes) is aligned to a wide store of `bytes`; the launchers fall back to 4-byte stores otherwise.
+inline bool wide_store_ok(const void* ptr, const core::Strides& s, size_t elem, int bytes) {
+  auto a = [&](int64_t n) { return n * int64_t(elem) % bytes == 0; };
+  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0 && a(s.row) && a(s.head) && a(s.batch);
 }
 
 #ifdef __CUDACC__

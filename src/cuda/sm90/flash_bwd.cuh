@@ -236,12 +236,10 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     // Quad-transposed dK/dV stores (Cfg::kEpiStoreRounds): every row start aligned to the store.
     if constexpr (Cfg::kEpiStoreRounds > 0) {
       constexpr int kBytes = 4 << Cfg::kEpiStoreRounds;
-      constexpr int64_t kElems = kBytes / int64_t(sizeof(Element));
-      auto aligned = [](const void* ptr, const core::Strides& s) {
-        return reinterpret_cast<uintptr_t>(ptr) % kBytes == 0 && s.row % kElems == 0 && s.head % kElems == 0 &&
-               s.batch % kElems == 0;
-      };
-      prm.dkv_store_wide = aligned(p.dk, p.dk_str) && aligned(p.dv, p.dv_str) ? 1 : 0;
+      prm.dkv_store_wide = wide_store_ok(p.dk, p.dk_str, sizeof(Element), kBytes) &&
+                                   wide_store_ok(p.dv, p.dv_str, sizeof(Element), kBytes)
+                               ? 1
+                               : 0;
     }
     // Rotated query-block order (rotation_start): only where every key block starts at the same
     // query block (no right bound: non-causal, or a left-only window; a right bound staggers the

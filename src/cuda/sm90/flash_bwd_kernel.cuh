@@ -275,7 +275,8 @@ struct BwdConfig {
   // FA_SM90_BWD_EPI_STORE16: 1 = 16-byte stores (two shuffle rounds), 2 = 8-byte (one round),
   // 0 = one 4-byte store per column pair. Only where dK and dV are aligned to the store
   // (BwdParams::dkv_store_wide, host-checked); otherwise the 4-byte stores. H200 session 10 (ncu,
-  // bf16 d128 N2k): the 4-byte dK/dV stores were ~7% of bwd_main's stall samples. Not yet timed.
+  // bf16 d128 N2k): the 4-byte dK/dV stores were ~7% of bwd_main's stall samples; same-call A/B
+  // against 0: d128 N512/1k/2k +13/+8/+11%, d64/d256 +4-11% at N <= 2k, N >= 8k +0.5-2% (LOG.md).
 #ifndef FA_SM90_BWD_EPI_STORE16
 #define FA_SM90_BWD_EPI_STORE16 1
 #endif
