@@ -108,6 +108,7 @@ std::vector<Case> ring_small_cases() {
   return named({
       mk(BF16, 64, 2, 4, 4, 192, 192),          // one 192-row tile per head: 8 tiles
       causal(mk(FP16, 128, 2, 4, 1, 256, 256)),  // 2 x 8 tiles, GQA 4:1
+      mk(BF16, 128, 2, 2, 2, 512, 300),          // 4 query blocks per head: 8 cluster pairs (K/V multicast)
   });
 }
 

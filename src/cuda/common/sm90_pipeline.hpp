@@ -45,6 +45,18 @@ struct PipelineTma {
   }
   __device__ void consumer_wait(int it) { Barrier::wait(&full[stage(it)], parity(it)); }
   __device__ void consumer_release(int it) { Barrier::arrive(&empty[stage(it)]); }
+
+  // Multicast ring (a cluster's CTAs fill each other's slots): a slot's producer in either CTA
+  // overwrites it in both, so it must hear from every consumer of the cluster. One thread per
+  // consumer warpgroup arrives on the slot's empty barrier in CTA `cta` of the cluster (itself
+  // included), after the warpgroup's wgmma reading the slot has retired: a wgmma and its
+  // completion are warpgroup-wide, so one arrival stands for all 128 threads (init with
+  // consumer warpgroups × cluster size arrivals).
+  __device__ void consumer_release_in(int it, uint32_t cta) { Barrier::arrive(&empty[stage(it)], cta, 1u); }
+  // Producer tail of a multicast ring: returns once every consumer of the cluster has released
+  // every slot this producer filled (call for the kStages iterations after the last one), so no
+  // peer arrives on this CTA's barriers after it has exited.
+  __device__ void producer_drain(int it) { Barrier::wait(&empty[stage(it)], parity(it) ^ 1u); }
 };
 
 // The same ring filled by cp.async instead of TMA (the forward's no-TMA ablation): every one of

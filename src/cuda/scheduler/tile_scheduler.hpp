@@ -63,6 +63,11 @@ struct StaticLptScheduler {
     core::FastDiv div_section_pairs;      // section_pairs
     core::FastDiv div_heads;              // heads
     core::FastDiv div_rounds_per_section; // rounds_per_section
+    // Cluster pairs (log2 of the CTAs per cluster, 0 or 1; the FA3 forward's K/V multicast): the
+    // walk above is over clusters and pair tiles (m_blocks counts pairs of query blocks), and
+    // CTA c of a cluster takes query block 2m + c of the pair, so both CTAs see the same
+    // (batch, head) and key range in every round. Read only by next<-1> / tile_of_round<-1>.
+    int cluster_shift = 0;
   };
 
   // Under the H100/H200 L2 (50 MB): the rest holds the streamed Q/O tiles and the previous
@@ -162,13 +167,17 @@ struct StaticLptScheduler {
 
   // The CTA's next tile; false when it has none left. Every role of the CTA calls it in the same
   // sequence, so they agree on the tiles without communicating. The tile's round is round - 1.
+  // kPairs: 0 = no clusters; 1 = clusters of two (the caller knows it runs in clusters);
+  // -1 = Params::cluster_shift decides at run time.
+  template <int kPairs = 0>
   __device__ bool next(TileCoord& tile) {
     while (round < p.rounds)
-      if (tile_of_round(p, round++, tile)) return true;
+      if (tile_of_round<kPairs>(p, round++, tile)) return true;
     return false;
   }
 
   // This CTA's tile of round `r` (also to re-derive a tile later instead of keeping it live).
+  template <int kPairs = 0>
   __device__ static bool tile_of_round(Params const& sp, int r, TileCoord& tile) {
     if (!sp.persistent) {
       if (r > 0) return false;
@@ -177,10 +186,16 @@ struct StaticLptScheduler {
       tile.batch = int(blockIdx.z);
       return true;
     }
+    const int shift = kPairs < 0 ? sp.cluster_shift : kPairs;
+    const int unit = int(blockIdx.x) >> shift;  // CTA, or cluster
+    bool found;
 #if FA_SCHED_FAST_DIV
-    if (sp.ctas == int(gridDim.x)) return tile_at_fast(sp, int(blockIdx.x), r, tile);
+    if (sp.ctas == (int(gridDim.x) >> shift)) found = tile_at_fast(sp, unit, r, tile);
+    else
 #endif
-    return tile_at(sp, int(blockIdx.x), int(gridDim.x), r, tile);
+      found = tile_at(sp, unit, int(gridDim.x) >> shift, r, tile);
+    if (kPairs != 0 && found) tile.m_block = (tile.m_block << shift) | (int(blockIdx.x) & ((1 << shift) - 1));
+    return found;
   }
 #endif
 

@@ -72,6 +72,7 @@
 #include <cuda_runtime.h>
 
 #include <cute/tensor.hpp>  // first: the atom headers below assume it
+#include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/arch/mma_sm90.hpp>
 #include <cute/atom/copy_traits_sm90_tma.hpp>
@@ -86,6 +87,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <type_traits>
 
@@ -418,6 +420,18 @@ struct FwdKernel {
       cute::SM90_TMA_LOAD{}, cute::make_tensor(cute::make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemLayout{}),
       cute::take<0, 2>(SmemLayoutVtFp8{}), cute::Shape<cute::Int<kHeadDim>, cute::Int<kBlockN>>{}, cute::_1{}));
   using TmaV = std::conditional_t<kFp8, TmaVt, TmaKV>;
+  // Clusters of two with K/V multicast (FA_SM90_FWD_CLUSTER, fwd_tile_config.hpp): equal-length
+  // tiles only (no mask), the TMA producer warpgroup and the persistent walk that pairs them.
+  static constexpr bool kCluster = !kMasked && !kFp8 && kTmaLoad && kWarpSpecialised && kPersistent &&
+                                   (FA_SM90_FWD_CLUSTER & head_dim_bit(kHeadDim)) != 0;
+  // Each CTA of the pair loads kBlockN / 2 rows of a K or V block into both CTAs.
+  using TmaKVMc = std::conditional_t<
+      kCluster,
+      decltype(cute::make_tma_copy(
+          cute::SM90_TMA_LOAD_MULTICAST{},
+          cute::make_tensor(cute::make_gmem_ptr(static_cast<Element const*>(nullptr)), GmemLayout{}),
+          cute::take<0, 2>(SmemLayoutKV{}), cute::Shape<cute::Int<kBlockN>, cute::Int<kHeadDim>>{}, cute::_2{})),
+      NoTmaO>;
   using TmaO = std::conditional_t<
       kTmaStoreO,
       decltype(cute::make_tma_copy(
@@ -481,7 +495,30 @@ struct FwdKernel {
     cute::TmaDescriptor tma_q_packed;
     bool early_rescale;  // FA_SM90_FWD_EARLY_RESCALE == 2: the run-time choice
     bool o_store_wide;   // kOStoreRounds > 0 and O aligned to its bytes: direct stores transposed
+    TmaKVMc tma_k_mc;    // kCluster: the multicast K / V maps (used when sched.cluster_shift = 1)
+    TmaKVMc tma_v_mc;
   };
+
+  // Whether this launch runs in clusters of two (a run-time choice of the launcher).
+  __device__ static bool in_cluster(Params const& params) {
+    if constexpr (kCluster) return params.sched.cluster_shift != 0;
+    else return false;
+  }
+  // A K/V slot's release. In clusters one thread per consumer warpgroup arrives on the slot's
+  // empty barrier in both CTAs (PipelineTma::consumer_release_in); otherwise every consumer
+  // thread arrives on its own CTA's.
+  __device__ static void release_kv(PipeKV& pipe, int it, Params const& params) {
+    if constexpr (kCluster) {
+      if (in_cluster(params)) {
+        if (threadIdx.x % 128 == 0) {
+          pipe.consumer_release_in(it, 0u);
+          pipe.consumer_release_in(it, 1u);
+        }
+        return;
+      }
+    }
+    pipe.consumer_release(it);
+  }
 
   // What one tile needs besides its coordinates: its sequence, mask and key-block range.
   // m0, m_end: the query positions [m0, m_end) the tile covers (kBlockM of them unpacked,
@@ -531,9 +568,10 @@ struct FwdKernel {
 
     if (threadIdx.x == 0) {
       if constexpr (kTmaLoad) {
+        const uint32_t kv_arrivals = in_cluster(params) ? 2 * kConsumerWGs : kConsumerThreads;
         ss.pipe_q.init(kConsumerThreads);
-        ss.pipe_k.init(kConsumerThreads);
-        ss.pipe_v.init(kConsumerThreads);
+        ss.pipe_k.init(kv_arrivals);
+        ss.pipe_v.init(kv_arrivals);
       } else {
         ss.pipe_q.init(kProducerThreads, kConsumerThreads);
         ss.pipe_k.init(kProducerThreads, kConsumerThreads);
@@ -547,8 +585,22 @@ struct FwdKernel {
       prefetch_tma_descriptor(params.tma_v.get_tma_descriptor());
       if constexpr (kTmaStoreO) prefetch_tma_descriptor(params.tma_o.get_tma_descriptor());
       if (pack_shift_of(params) > 0) prefetch_tma_descriptor(&params.tma_q_packed);
+      if constexpr (kCluster) {
+        if (in_cluster(params)) {
+          prefetch_tma_descriptor(params.tma_k_mc.get_tma_descriptor());
+          prefetch_tma_descriptor(params.tma_v_mc.get_tma_descriptor());
+        }
+      }
     }
     __syncthreads();
+    // The peer's barriers must be initialised before this CTA's producer multicasts into them or
+    // its consumers arrive on them.
+    if constexpr (kCluster) {
+      if (in_cluster(params)) {
+        cute::cluster_arrive_relaxed();
+        cute::cluster_wait();
+      }
+    }
 
     if constexpr (!kWarpSpecialised) {
       consume(params, ss);  // all threads are consumers; registers as allocated (no setmaxnreg)
@@ -619,9 +671,34 @@ struct FwdKernel {
   // across tiles, so the next tile's first K/V blocks and its Q are loaded as soon as the
   // consumers free their slots — while they still finish the previous tile's last P·V and its
   // epilogue. That overlap is what a persistent grid buys at short sequences.
+  // In clusters (kMc) the K/V maps are the multicast ones and this CTA loads its half of every
+  // block into both CTAs; Q stays per CTA.
   __device__ static void produce(Params const& params, SharedStorage& ss) {
+    if constexpr (kCluster) {
+      if (in_cluster(params)) return produce_impl<true>(params, ss);
+    }
+    produce_impl<false>(params, ss);
+  }
+
+  template <bool kMc>
+  __device__ static void produce_impl(Params const& params, SharedStorage& ss) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
+    auto const& tma_k = [&]() -> auto const& {
+      if constexpr (kMc) return params.tma_k_mc;
+      else return params.tma_k;
+    }();
+    auto const& tma_v = [&]() -> auto const& {
+      if constexpr (kMc) return params.tma_v_mc;
+      else return params.tma_v;
+    }();
+    // This CTA's rank in the pair: which half of each block it loads. Read again at each load
+    // (a special register) rather than kept live: this thread runs on 24 registers.
+    auto mc_rank = [] {
+      if constexpr (kMc) return int(cute::block_rank_in_cluster());
+      else return _0{};
+    };
+    using McLayout = Layout<Int<kMc ? 2 : 1>>;
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
     Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutV{});
     auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
@@ -630,13 +707,13 @@ struct FwdKernel {
     sched::TileCoord tc;
     int kv_it = 0;  // ring iteration of the tile's first key block
     int q_it = 0;   // Q slot round
-    while (scheduler.next(tc)) {
+    while (scheduler.template next<kMc ? 1 : 0>(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w) || w.n_blocks == 0) continue;  // the consumers skip it too
       const int tma_batch = p.varlen ? 0 : tc.batch;
       const int head_kv = head_kv_of(params, tc);
 
-      Tensor mK = params.tma_k.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
+      Tensor mK = tma_k.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
       Tensor gK = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mK), kv_tile,
                              make_coord(_, _0{}));  // (N, D, n_block)
       Tensor gV = [&] {
@@ -644,14 +721,16 @@ struct FwdKernel {
           Tensor mVt = params.tma_v.get_tma_tensor(vt_shape(p))(_, _, head_kv, tma_batch);
           return local_tile(mVt, Shape<Int<kHeadDim>, Int<kBlockN>>{}, make_coord(_0{}, _));
         } else {
-          Tensor mV = params.tma_v.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
+          Tensor mV = tma_v.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
           return local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mV), kv_tile,
                             make_coord(_, _0{}));
         }
       }();
       // (tuples, not structured bindings: the loaders below capture them)
-      auto tK = tma_partition(params.tma_k, _0{}, Layout<_1>{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK));
-      auto tV = tma_partition(params.tma_v, _0{}, Layout<_1>{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV));
+      auto part_k = [&] { return tma_partition(tma_k, mc_rank(), McLayout{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK)); };
+      auto part_v = [&] { return tma_partition(tma_v, mc_rank(), McLayout{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV)); };
+      auto tK = part_k();
+      auto tV = part_v();
 
       // Key blocks last to first: the consumers meet the masked (diagonal / tail) blocks first.
       // One Q slot: K₀ goes before Q, as its slot frees before Q's (Q is released after the
@@ -659,13 +738,26 @@ struct FwdKernel {
       // its slot was released by the tile before the previous one, so the load goes out as soon
       // as the previous tile's last V is issued, a few key blocks before that tile ends. Block 0
       // is peeled so the Q coordinates are dead in the loop (this thread runs on 24 registers).
+      // (Multicast: each CTA's full barrier expects the whole block, both halves.)
+      auto with_bar = [&](auto const& tma, uint64_t& bar) {
+        if constexpr (kMc) return tma.with(bar, uint16_t(0b11));
+        else return tma.with(bar);
+      };
       auto load_k = [&](int it) {
-        copy(params.tma_k.with(ss.pipe_k.producer_acquire(kv_it + it, kBytesKV)),
-             get<0>(tK)(_, w.n_block_max - 1 - it), get<1>(tK)(_, PipelineTma<kStages>::stage(kv_it + it)));
+        auto const& t = [&] {
+          if constexpr (kMc) return part_k();
+          else return tK;
+        }();
+        copy(with_bar(tma_k, ss.pipe_k.producer_acquire(kv_it + it, kBytesKV)),
+             get<0>(t)(_, w.n_block_max - 1 - it), get<1>(t)(_, PipelineTma<kStages>::stage(kv_it + it)));
       };
       auto load_v = [&](int it) {
-        copy(params.tma_v.with(ss.pipe_v.producer_acquire(kv_it + it, kBytesKV)),
-             get<0>(tV)(_, w.n_block_max - 1 - it), get<1>(tV)(_, PipelineTma<kStages>::stage(kv_it + it)));
+        auto const& t = [&] {
+          if constexpr (kMc) return part_v();
+          else return tV;
+        }();
+        copy(with_bar(tma_v, ss.pipe_v.producer_acquire(kv_it + it, kBytesKV)),
+             get<0>(t)(_, w.n_block_max - 1 - it), get<1>(t)(_, PipelineTma<kStages>::stage(kv_it + it)));
       };
       if constexpr (kQStages > 1) {
         load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
@@ -682,6 +774,13 @@ struct FwdKernel {
       }
       kv_it += w.n_blocks;
       ++q_it;
+    }
+    if constexpr (kMc) {
+#pragma unroll 1
+      for (int it = kv_it; it < kv_it + kStages; ++it) {
+        ss.pipe_k.producer_drain(it);
+        ss.pipe_v.producer_drain(it);
+      }
     }
   }
 
@@ -714,7 +813,7 @@ struct FwdKernel {
     Scheduler scheduler(params.sched);
     sched::TileCoord tc;
     int kv_it = 0, q_it = 0;
-    while (scheduler.next(tc)) {
+    while (scheduler.template next<kCluster ? -1 : 0>(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w) || w.n_blocks == 0) continue;  // never packed (host rule)
       const int64_t b = p.varlen ? 0 : tc.batch;
@@ -856,7 +955,7 @@ struct FwdKernel {
         cute::partition_fragment_C(TiledMmaPV{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{})
             .layout()));
     PendingEpilogue<TensorRO> pend;
-    while (scheduler.next(tc)) {
+    while (scheduler.template next<kCluster ? -1 : 0>(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w)) continue;
       consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1, pend);
@@ -1080,7 +1179,7 @@ struct FwdKernel {
           clear(tOrO);
         }
         warpgroup_wait<0>();
-        pipe_k.consumer_release(kv_it);
+        release_kv(pipe_k, kv_it, params);
         if (kEarlyQRelease && n_blocks == 1) ss.pipe_q.consumer_release(q_it);  // its only Q·Kᵀ
         transform_and_mask(n_block_max - 1);
         softmax_block(n_block_max - 1);
@@ -1100,13 +1199,13 @@ struct FwdKernel {
           pingpong_pass(consumer_wg);
           issue(1, it + 1);
           warpgroup_wait<1>();  // S_it done (groups retire in order)
-          pipe_k.consumer_release(kv_it + it);
+          release_kv(pipe_k, kv_it + it, params);
           // The tile's last Q·Kᵀ has retired: nothing reads this Q slot any more.
           if (kEarlyQRelease && it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);
           transform_and_mask(n_block);
           softmax_block(n_block);  // P_it in tSrS; O's factor kept for after PV
           warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
-          pipe_v.consumer_release(kv_it + it - 1);
+          release_kv(pipe_v, kv_it + it - 1, params);
           issue(2, it + 1);
           if (!early_rescale) rescale();
           convert_p();
@@ -1124,7 +1223,7 @@ struct FwdKernel {
         wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
         pingpong_pass(consumer_wg);
         warpgroup_wait<0>();
-        pipe_v.consumer_release(last);
+        release_kv(pipe_v, last, params);
       } else {
         for (int it = 0; it < n_blocks; ++it) {
           const int n_block = n_block_max - 1 - it;
@@ -1134,7 +1233,7 @@ struct FwdKernel {
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, stage), tSrS);
           pingpong_pass(consumer_wg);
           warpgroup_wait<0>();
-          pipe_k.consumer_release(kv_it + it);
+          release_kv(pipe_k, kv_it + it, params);
           if (it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);  // last Q·Kᵀ retired
           transform_and_mask(n_block);
           softmax_block(n_block);
@@ -1145,7 +1244,7 @@ struct FwdKernel {
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, stage), tOrO);
           pingpong_pass(consumer_wg);
           warpgroup_wait<0>();
-          pipe_v.consumer_release(kv_it + it);
+          release_kv(pipe_v, kv_it + it, params);
         }
       }
     }
@@ -1171,7 +1270,7 @@ struct FwdKernel {
     TileWork w_re;
     if constexpr (!kKeepTile) {
       asm volatile("" : "+r"(tile_round));
-      Scheduler::tile_of_round(params.sched, tile_round, tc_re);
+      Scheduler::template tile_of_round<kCluster ? -1 : 0>(params.sched, tile_round, tc_re);
       tile_work(params, tc_re, w_re);
     }
     const sched::TileCoord& tc = kKeepTile ? tc_main : tc_re;
@@ -1505,6 +1604,43 @@ inline int sm90_fwd_max_ctas() {
   return n;
 }
 
+// FA_SM90_FWD_CLUSTER=0 in the environment (read once per process): no clusters at run time.
+inline bool sm90_fwd_cluster_env() {
+  static const bool on = [] {
+    const char* v = std::getenv("FA_SM90_FWD_CLUSTER");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
+
+// Clusters of two that can be resident at once with this kernel's shared memory (the persistent
+// grid of a clustered launch; SMs pair up only within a GPC). Queried once per device; 0 when the
+// query fails (the launcher then runs without clusters).
+template <class Kernel>
+int sm90_fwd_max_clusters(int device) {
+  static std::atomic<int> cache[64] = {};
+  if (device < 0 || device >= 64) return 0;
+  int n = cache[device].load(std::memory_order_relaxed);
+  if (n != 0) return n < 0 ? 0 : n;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 2;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(2);
+  cfg.blockDim = dim3(Kernel::kThreads);
+  cfg.dynamicSmemBytes = Kernel::kSmemBytes;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  if (cudaOccupancyMaxActiveClusters(&n, sm90_fwd_kernel<Kernel>, &cfg) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    n = -1;
+  }
+  cache[device].store(n, std::memory_order_relaxed);
+  return n < 0 ? 0 : n;
+}
+
 template <class Kernel, class Element>
 core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   using namespace cute;
@@ -1609,6 +1745,17 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   // alignment), so they are scheduled first. A left-only window is heaviest at the top: keep order.
   const bool reverse_m = Kernel::kMaskedC && p.window_right >= 0;
   const int64_t kv_bytes = 2 * p.seqlen_k * p.head_dim * int64_t(sizeof(Element));
+  auto kernel = sm90_fwd_kernel<Kernel>;
+  cudaError_t e = set_max_dynamic_smem(kernel, int(Kernel::kSmemBytes), p.device_id);
+  if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward: cudaFuncSetAttribute(max dynamic shared memory)");
+  // Clusters of two (Kernel::kCluster): pairs of query blocks of one (batch, head), so an even
+  // number of them; the walk is then over pairs and clusters.
+  int clusters = 0;
+  if constexpr (Kernel::kCluster) {
+    if (persistent && pack_shift == 0 && m_blocks % 2 == 0 && sms >= 2 && sm90_fwd_cluster_env()) {
+      clusters = int(std::min<int64_t>({sm90_fwd_max_clusters<Kernel>(p.device_id), sms / 2, tiles / 2}));
+    }
+  }
 
   Params params{
       make_tma_copy(SM90_TMA_LOAD{}, mQ, typename Kernel::SmemLayoutQ{},
@@ -1622,7 +1769,8 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       p,
       (p.softcap > 0.f ? p.softcap : p.scale) * core::kLog2e,
       p.softcap > 0.f ? p.scale / p.softcap : 0.f,
-      Kernel::Scheduler::make_params(int(m_blocks), tile_heads, p.batch, pack_shift > 0 ? 1 : group,
+      Kernel::Scheduler::make_params(int(clusters > 0 ? m_blocks / 2 : m_blocks), tile_heads, p.batch,
+                                     pack_shift > 0 ? 1 : group,
                                      kv_bytes, reverse_m, persistent,
                                      reverse_m ? sched::StaticLptScheduler::kL2BudgetBytes
                                                : sm90_fwd_l2_budget_bytes(p.head_dim, kv_bytes)),
@@ -1632,13 +1780,42 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       FA_SM90_FWD_EARLY_RESCALE == 2 && sm90_fwd_early_rescale_env(),
       Kernel::kOStoreRounds > 0 &&
           wide_store_ok(p.o, p.o_str, sizeof(Out), 4 << Kernel::kOStoreRounds),
+      {},
+      {},
   };
+  if constexpr (Kernel::kCluster) {
+    if (clusters > 0) {
+      auto make_mc = [&](const void* ptr, const core::Strides& s) {
+        return make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, kv_tensor(ptr, s), take<0, 2>(typename Kernel::SmemLayoutKV{}),
+                             Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _2{});
+      };
+      params.tma_k_mc = make_mc(p.k, p.k_str);
+      params.tma_v_mc = make_mc(p.v, p.v_str);
+    }
+  }
 
-  auto kernel = sm90_fwd_kernel<Kernel>;
-  cudaError_t e = set_max_dynamic_smem(kernel, int(Kernel::kSmemBytes), p.device_id);
-  if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward: cudaFuncSetAttribute(max dynamic shared memory)");
   if (!persistent && p.batch > 65535)
     return core::unsupported("the sm90 forward supports at most 65535 sequences");
+  if (clusters > 0) {
+    const dim3 grid(unsigned(2 * clusters));
+    Kernel::Scheduler::set_grid(params.sched, clusters);
+    params.sched.cluster_shift = 1;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(Kernel::kThreads);
+    cfg.dynamicSmemBytes = Kernel::kSmemBytes;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    e = cudaLaunchKernelEx(&cfg, kernel, params);
+    if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward: cluster launch");
+    return check_launch("sm90 forward kernel launch");
+  }
   const dim3 grid = persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
                                : dim3(unsigned(m_blocks), unsigned(tile_heads), unsigned(p.batch));
   Kernel::Scheduler::set_grid(params.sched, int(grid.x));

@@ -118,6 +118,20 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_EARLY_Q_RELEASE
 #define FA_SM90_FWD_EARLY_Q_RELEASE 1
 #endif
+// Thread-block clusters of two with TMA multicast of K/V (head_dim_bit mask: d64 2, d96 4, d128 8,
+// d192 16, d256 32; 0 = none), unmasked 16-bit persistent instances only. The two CTAs of a
+// cluster take the two query blocks 2p, 2p + 1 of one (batch, head) in the same round, so they
+// read the same K/V blocks at the same moment: each loads half of every K and V block and the TMA
+// multicast writes it into both CTAs' shared memory. Why: a 128-row tile reads 128 FLOP per K/V
+// byte, so at ~650 TFLOP/s the SMs pull ~5 TB/s of K/V out of L2; pairs halve that traffic (FA3
+// enables clusters for d >= 128 non-causal). Costs: a slot is reloaded only when both CTAs'
+// consumers have released it (one cross-CTA arrival per warpgroup), and a pair runs in lockstep.
+// The launcher uses it where the query blocks per (batch, head) are even, the batch form and no
+// GQA packing; FA_SM90_FWD_CLUSTER=0 in the environment (read once) turns it off at run time, so
+// one build measures both.
+#ifndef FA_SM90_FWD_CLUSTER
+#define FA_SM90_FWD_CLUSTER 62
+#endif
 // Q·Kᵀ atoms of our own (fwd_wgmma_ext.hpp) for the key blocks N = 80 and 112, instead of CUTLASS's
 // extended wgmma shapes (two headers of 76k lines that cost each unit using them ~10 s of CPU to
 // parse: session 7). 0 = CUTLASS's extended shapes, as before session 7, for comparison (the same
