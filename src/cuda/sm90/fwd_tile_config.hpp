@@ -128,9 +128,12 @@ namespace fa::cuda::sm90 {
 // consumers have released it (one cross-CTA arrival per warpgroup), and a pair runs in lockstep.
 // The launcher uses it where the query blocks per (batch, head) are even, the batch form and no
 // GQA packing; FA_SM90_FWD_CLUSTER=0 in the environment (read once) turns it off at run time, so
-// one build measures both.
+// one build measures both. H200, session 11, one build, bf16 non-causal N 512..16k, on/off/on/off
+// in one call (TFLOP/s, mean of the two runs each): d128 +0.5..+3% (N512 492 vs 482, N4k 655 vs
+// 637, N16k 620 vs 615), d256 +1.5..+4% (N512 488 vs 470, N8k 710 vs 691), d64 -1..+1%
+// (neutral). Default d128, d192, d256 (56); d96 not measured; d64 off.
 #ifndef FA_SM90_FWD_CLUSTER
-#define FA_SM90_FWD_CLUSTER 62
+#define FA_SM90_FWD_CLUSTER 56
 #endif
 // Q·Kᵀ atoms of our own (fwd_wgmma_ext.hpp) for the key blocks N = 80 and 112, instead of CUTLASS's
 // extended wgmma shapes (two headers of 76k lines that cost each unit using them ~10 s of CPU to
