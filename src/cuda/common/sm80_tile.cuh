@@ -163,6 +163,128 @@ CUTE_DEVICE auto retile_c_store(TiledMma const&, TiledCopy const&, ThrCopy const
   }
 }
 
+// The same written-out types for a tiled m16n8k16 MMA whose warps form a WM x WN grid over M and
+// N (Layout<Shape<WM, WN, _1>>, Tile<16·WM, 16·WN, 16>, WN > 1: the sm80 backward's three MMAs).
+// Each warp owns 16 rows of every 16·WM and two n8 column tiles of every 16·WN. Fragments:
+// A ((2,2,2), M/16WM, K/16), B ((2,2), N/8WN, K/16), C ((2,2), M/16WM, N/8WN); the tiled copies'
+// thread-value layouts are get_layoutA/B/C_TV's; the ldmatrix and store retiles are those of
+// ThrCopy::retile_D / retile_S. All compared equal (std::is_same) to CuTe's derivation for every
+// tile of the backward's table (bf16 and fp16, sm_90a and sm_80 tiles) by a check program (not
+// committed: it has to instantiate the algebra this avoids). Other MMAs take CuTe's calls.
+template <class TiledMma>
+struct WarpGridMma {
+  static constexpr bool kKnown = false;
+};
+template <class Arch, int WM, int WN, int kTileM, int kTileN>
+struct WarpGridMma<TiledMMA<MMA_Atom<Arch>, Layout<Shape<C<WM>, C<WN>, _1>>, Tile<C<kTileM>, C<kTileN>, _16>>> {
+  static_assert(kTileM == 16 * WM && kTileN == 16 * WN);
+  static_assert(std::is_same_v<typename MMA_Traits<Arch>::Shape_MNK, Shape<_16, _8, _16>>, "m16n8k16 atoms only");
+  static constexpr bool kKnown = WN > 1 && (WM == 2 || WM == 4) && WM * WN == 8;
+  static constexpr int kTM = kTileM, kTN = kTileN;
+  using LayoutA_TV = Layout<Shape<Shape<_4, _8, C<WM>, C<WN>>, Shape<Shape<_2, _2, _2>, Shape<_1, _1>>>,
+                            Stride<Stride<C<2 * kTM>, _1, _16, _0>, Stride<Stride<C<kTM>, _8, C<8 * kTM>>, Stride<_0, _0>>>>;
+  using LayoutB_TV = Layout<Shape<Shape<_4, _8, C<WM>, C<WN>>, Shape<Shape<_2, _2>, Shape<_2, _1>>>,
+                            Stride<Stride<C<2 * kTN>, _1, _0, _8>, Stride<Stride<C<kTN>, C<8 * kTN>>, Stride<C<8 * WN>, _0>>>>;
+  using LayoutC_TV = Layout<Shape<Shape<_4, _8, C<WM>, C<WN>>, Shape<Shape<_2, _2>, Shape<_1, _2>>>,
+                            Stride<Stride<C<2 * kTM>, _1, _16, C<8 * kTM>>, Stride<Stride<C<kTM>, _8>, Stride<_0, C<8 * kTM * WN>>>>>;
+};
+
+template <class Element, class TiledMma, int M, int K>
+CUTE_DEVICE auto grid_fragment_a(TiledMma const& mma, Shape<C<M>, C<K>> const& shape) {
+  using G = WarpGridMma<TiledMma>;
+  if constexpr (G::kKnown && M % G::kTM == 0 && K % 16 == 0) {
+    return make_tensor<Element>(Shape<Shape<_2, _2, _2>, C<M / G::kTM>, C<K / 16>>{});
+  } else {
+    return make_tensor<Element>(partition_shape_A(mma, shape));
+  }
+}
+template <class Element, class TiledMma, int N, int K>
+CUTE_DEVICE auto grid_fragment_b(TiledMma const& mma, Shape<C<N>, C<K>> const& shape) {
+  using G = WarpGridMma<TiledMma>;
+  if constexpr (G::kKnown && N % G::kTN == 0 && K % 16 == 0) {
+    return make_tensor<Element>(Shape<Shape<_2, _2>, C<N * 2 / G::kTN>, C<K / 16>>{});
+  } else {
+    return make_tensor<Element>(partition_shape_B(mma, shape));
+  }
+}
+template <class TiledMma, int M, int N>
+CUTE_DEVICE auto grid_fragment_c(TiledMma const& mma, Shape<C<M>, C<N>> const& shape) {
+  using G = WarpGridMma<TiledMma>;
+  if constexpr (G::kKnown && M % G::kTM == 0 && N % G::kTN == 0) {
+    return make_tensor<typename TiledMma::FrgTypeC>(Shape<Shape<_2, _2>, C<M / G::kTM>, C<N * 2 / G::kTN>>{});
+  } else {
+    return partition_fragment_C(mma, shape);
+  }
+}
+
+template <class... Args, class TiledMma>
+CUTE_DEVICE auto grid_tiled_copy_a(Copy_Atom<Args...> const& atom, TiledMma const& mma) {
+  using G = WarpGridMma<TiledMma>;
+  if constexpr (G::kKnown) {
+    return TiledCopy<Copy_Atom<Args...>, typename G::LayoutA_TV, Shape<C<G::kTM>, _16>>{atom};
+  } else {
+    return make_tiled_copy_A(atom, mma);
+  }
+}
+template <class... Args, class TiledMma>
+CUTE_DEVICE auto grid_tiled_copy_b(Copy_Atom<Args...> const& atom, TiledMma const& mma) {
+  using G = WarpGridMma<TiledMma>;
+  if constexpr (G::kKnown) {
+    return TiledCopy<Copy_Atom<Args...>, typename G::LayoutB_TV, Shape<C<G::kTN>, _16>>{atom};
+  } else {
+    return make_tiled_copy_B(atom, mma);
+  }
+}
+template <class... Args, class TiledMma>
+CUTE_DEVICE auto grid_tiled_copy_c(Copy_Atom<Args...> const& atom, TiledMma const& mma) {
+  using G = WarpGridMma<TiledMma>;
+  if constexpr (G::kKnown) {
+    return TiledCopy<Copy_Atom<Args...>, typename G::LayoutC_TV, Shape<C<G::kTM>, C<G::kTN>>>{atom};
+  } else {
+    return make_tiled_copy_C(atom, mma);
+  }
+}
+
+// ThrCopy::retile_D of a grid_fragment_a/b for an ldmatrix .x4 copy: ((8,1), tiles, K/16) over
+// the fragment's registers in order, as retile_ldsm_x4 above.
+template <class TiledMma, class TiledCopy, class ThrCopy, class Engine, class FragLayout>
+CUTE_DEVICE auto grid_retile_ldsm_x4(TiledMma const&, TiledCopy const&, ThrCopy const& thr_copy,
+                                     Tensor<Engine, FragLayout>& frag) {
+  constexpr int kV = decltype(size<0>(frag))::value;  // 8: A, 4: B (values per tile and k16)
+  if constexpr (WarpGridMma<TiledMma>::kKnown && (kV == 8 || kV == 4) &&
+                decltype(size<1>(typename TiledCopy::TiledLayout_TV{}))::value == 8) {
+    constexpr int kTiles = decltype(size<1>(frag))::value * kV / 8;
+    constexpr int kSlices = decltype(size<2>(frag))::value;
+    static_assert(kV * decltype(size<1>(frag))::value % 8 == 0);
+    using L = Layout<Shape<Shape<_8, _1>, C<kTiles>, C<kSlices>>,
+                     Stride<Stride<_1, _0>, ModeStride<kTiles, 8>, ModeStride<kSlices, 8 * kTiles>>>;
+    return make_tensor(frag.data(), L{});
+  } else {
+    return thr_copy.retile_D(frag);
+  }
+}
+
+// ThrCopy::retile_S of an accumulator-shaped 16-bit fragment ((2,2), M/16WM, N/8WN) for the
+// grid_tiled_copy_c of an auto-vectorising atom (register -> smem stores of P, dS, dK, dV).
+template <class TiledMma, class TiledCopy, class ThrCopy, class Engine, class FragLayout>
+CUTE_DEVICE auto grid_retile_c_store(TiledMma const&, TiledCopy const&, ThrCopy const& thr_copy,
+                                     Tensor<Engine, FragLayout>& frag) {
+  using Element = typename Engine::value_type;
+  constexpr int kMt = decltype(size<1>(frag))::value;
+  constexpr int kNt = decltype(size<2>(frag))::value;
+  if constexpr (WarpGridMma<TiledMma>::kKnown && sizeof(Element) == 2 &&
+                std::is_base_of_v<Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<32>, Element>, TiledCopy> &&
+                decltype(size<0>(frag))::value == 4 && kNt % 2 == 0) {
+    using L = std::conditional_t<
+        kMt == 1, Layout<Shape<Shape<_1, _8>, _1, C<kNt / 2>>, Stride<Stride<_0, _1>, _0, ModeStride<kNt / 2, 8>>>,
+        Layout<Shape<Shape<_1, Shape<_4, _2>>, C<kMt>, C<kNt / 2>>,
+               Stride<Stride<_0, Stride<_1, C<4 * kMt>>>, _4, ModeStride<kNt / 2, 8 * kMt>>>>;
+    return make_tensor(frag.data(), L{});
+  } else {
+    return thr_copy.retile_S(frag);
+  }
+}
+
 // cute::copy(atom, src, dst) for (V, Rest...) partitions without broadcast (stride-0) modes: the
 // same atom.call per vector, in the same order (modes 1.. grouped, as cute::copy does). cute::copy's
 // static-shape path first runs the layout algebra of its broadcast filter (nullspace,

@@ -427,8 +427,8 @@ template <class TiledMma, class Acc, class RA, class RB, class SA, class SB, cla
 CUTE_DEVICE void gemm_smem(TiledMma const& mma, Acc& acc, RA& rA, RB& rB, SA const& sA,
                            SB const& sB, CopyA const& copy_a, CopyB const& copy_b,
                            ThrCopyA const& thr_a, ThrCopyB const& thr_b) {
-  Tensor rA_view = thr_a.retile_D(rA);
-  Tensor rB_view = thr_b.retile_D(rB);
+  Tensor rA_view = sm80::grid_retile_ldsm_x4(mma, copy_a, thr_a, rA);
+  Tensor rB_view = sm80::grid_retile_ldsm_x4(mma, copy_b, thr_b, rB);
   constexpr int kSlices = decltype(size<2>(rA))::value;
   copy(copy_a, sA(_, _, 0), rA_view(_, _, 0));
   copy(copy_b, sB(_, _, 0), rB_view(_, _, 0));
@@ -876,30 +876,30 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   auto thr_dkv = mma_dkv.get_thread_slice(tid);
   auto thr_dq = mma_dq.get_thread_slice(tid);
 
-  Tensor acc_dk = partition_fragment_C(mma_dkv, Shape<Int<kN>, Int<kD>>{});
-  Tensor acc_dv = partition_fragment_C(mma_dkv, Shape<Int<kN>, Int<kD>>{});
+  Tensor acc_dk = sm80::grid_fragment_c(mma_dkv, Shape<Int<kN>, Int<kD>>{});
+  Tensor acc_dv = sm80::grid_fragment_c(mma_dkv, Shape<Int<kN>, Int<kD>>{});
   clear(acc_dk);
   clear(acc_dv);
 
   // Register operand fragments (shapes only; ldmatrix fills them one k-slice ahead).
-  Tensor rQ = make_tensor<Element>(partition_shape_A(mma_sdp, Shape<Int<kM>, Int<kD>>{}));
-  Tensor rdO = make_tensor<Element>(partition_shape_A(mma_sdp, Shape<Int<kM>, Int<kD>>{}));
-  Tensor rK = make_tensor<Element>(partition_shape_B(mma_sdp, Shape<Int<kNc>, Int<kD>>{}));
-  Tensor rV = make_tensor<Element>(partition_shape_B(mma_sdp, Shape<Int<kNc>, Int<kD>>{}));
-  Tensor rPt = make_tensor<Element>(partition_shape_A(mma_dkv, Shape<Int<kN>, Int<kM>>{}));
-  Tensor rdSt = make_tensor<Element>(partition_shape_A(mma_dkv, Shape<Int<kN>, Int<kM>>{}));
-  Tensor rdOt = make_tensor<Element>(partition_shape_B(mma_dkv, Shape<Int<kD>, Int<kM>>{}));
-  Tensor rQt = make_tensor<Element>(partition_shape_B(mma_dkv, Shape<Int<kD>, Int<kM>>{}));
-  Tensor rdS = make_tensor<Element>(partition_shape_A(mma_dq, Shape<Int<kM>, Int<kN>>{}));
-  Tensor rKt = make_tensor<Element>(partition_shape_B(mma_dq, Shape<Int<kDc>, Int<kN>>{}));
+  Tensor rQ = sm80::grid_fragment_a<Element>(mma_sdp, Shape<Int<kM>, Int<kD>>{});
+  Tensor rdO = sm80::grid_fragment_a<Element>(mma_sdp, Shape<Int<kM>, Int<kD>>{});
+  Tensor rK = sm80::grid_fragment_b<Element>(mma_sdp, Shape<Int<kNc>, Int<kD>>{});
+  Tensor rV = sm80::grid_fragment_b<Element>(mma_sdp, Shape<Int<kNc>, Int<kD>>{});
+  Tensor rPt = sm80::grid_fragment_a<Element>(mma_dkv, Shape<Int<kN>, Int<kM>>{});
+  Tensor rdSt = sm80::grid_fragment_a<Element>(mma_dkv, Shape<Int<kN>, Int<kM>>{});
+  Tensor rdOt = sm80::grid_fragment_b<Element>(mma_dkv, Shape<Int<kD>, Int<kM>>{});
+  Tensor rQt = sm80::grid_fragment_b<Element>(mma_dkv, Shape<Int<kD>, Int<kM>>{});
+  Tensor rdS = sm80::grid_fragment_a<Element>(mma_dq, Shape<Int<kM>, Int<kN>>{});
+  Tensor rKt = sm80::grid_fragment_b<Element>(mma_dq, Shape<Int<kDc>, Int<kN>>{});
 
   // smem -> register copies
-  auto s2r_sdp_a = make_tiled_copy_A(typename T::SmemLoad{}, mma_sdp);
-  auto s2r_sdp_b = make_tiled_copy_B(typename T::SmemLoad{}, mma_sdp);
-  auto s2r_dkv_a = make_tiled_copy_A(typename T::SmemLoadT{}, mma_dkv);
-  auto s2r_dkv_b = make_tiled_copy_B(typename T::SmemLoadT{}, mma_dkv);
-  auto s2r_dq_a = make_tiled_copy_A(typename T::SmemLoad{}, mma_dq);
-  auto s2r_dq_b = make_tiled_copy_B(typename T::SmemLoadT{}, mma_dq);
+  auto s2r_sdp_a = sm80::grid_tiled_copy_a(typename T::SmemLoad{}, mma_sdp);
+  auto s2r_sdp_b = sm80::grid_tiled_copy_b(typename T::SmemLoad{}, mma_sdp);
+  auto s2r_dkv_a = sm80::grid_tiled_copy_a(typename T::SmemLoadT{}, mma_dkv);
+  auto s2r_dkv_b = sm80::grid_tiled_copy_b(typename T::SmemLoadT{}, mma_dkv);
+  auto s2r_dq_a = sm80::grid_tiled_copy_a(typename T::SmemLoad{}, mma_dq);
+  auto s2r_dq_b = sm80::grid_tiled_copy_b(typename T::SmemLoadT{}, mma_dq);
 
   // tid, or (FA_SM80_BWD_OPAQUE_TID) a fresh opaque copy of it per call.
   auto thread_id = [&] {
@@ -918,7 +918,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   };
 
   // register -> smem stores of P and dS
-  auto r2s_pds = make_tiled_copy_C(typename T::SmemStore{}, mma_sdp);
+  auto r2s_pds = sm80::grid_tiled_copy_c(typename T::SmemStore{}, mma_sdp);
   auto r2s_pds_thr = r2s_pds.get_thread_slice(tid);
 
   // (row, col) coordinates of this thread's S/dP accumulator entries and of its dQ entries;
@@ -1042,8 +1042,8 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     }
 #pragma unroll 1
     for (int chunk = 0; chunk < T::kSdPChunks; ++chunk) {
-      Tensor acc_s = partition_fragment_C(mma_sdp, Shape<Int<kM>, Int<kNc>>{});
-      Tensor acc_dp = partition_fragment_C(mma_sdp, Shape<Int<kM>, Int<kNc>>{});
+      Tensor acc_s = sm80::grid_fragment_c(mma_sdp, Shape<Int<kM>, Int<kNc>>{});
+      Tensor acc_dp = sm80::grid_fragment_c(mma_sdp, Shape<Int<kM>, Int<kNc>>{});
       clear(acc_s);
       clear(acc_dp);
       Tensor sKc = local_tile(sK, Shape<Int<kNc>, Int<kD>>{}, make_coord(chunk, 0));
@@ -1140,11 +1140,11 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         // The store addresses from an opaque tid here, not kept from the kernel's start (d 128
         // spilled one of them otherwise).
         auto r2s_thr = r2s_pds.get_thread_slice(thread_id());
-        sm80::copy_as<uint32_t>(r2s_thr.retile_S(rP), r2s_thr.partition_D(sPc));
-        sm80::copy_as<uint32_t>(r2s_thr.retile_S(rdSc), r2s_thr.partition_D(sdSc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_thr, rP), r2s_thr.partition_D(sPc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_thr, rdSc), r2s_thr.partition_D(sdSc));
       } else {
-        sm80::copy_as<uint32_t>(r2s_pds_thr.retile_S(rP), r2s_pds_thr.partition_D(sPc));
-        sm80::copy_as<uint32_t>(r2s_pds_thr.retile_S(rdSc), r2s_pds_thr.partition_D(sdSc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_pds_thr, rP), r2s_pds_thr.partition_D(sPc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_pds_thr, rdSc), r2s_pds_thr.partition_D(sdSc));
       }
     }
     __syncthreads();
@@ -1185,7 +1185,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       }
 #pragma unroll 1
       for (int chunk = 0; chunk < T::kDQChunks; ++chunk) {
-        Tensor acc_dq = partition_fragment_C(mma_dq, Shape<Int<kM>, Int<kDc>>{});
+        Tensor acc_dq = sm80::grid_fragment_c(mma_dq, Shape<Int<kM>, Int<kDc>>{});
         clear(acc_dq);
         Tensor sKtc = local_tile(sKt, Shape<Int<kDc>, Int<kN>>{}, make_coord(chunk, 0));
         auto dq_thr = thr_slices(s2r_dq_a, s2r_dq_b);
@@ -1250,14 +1250,14 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   cp_async_wait<0>();  // no step ran: the K/V loads may still be in flight
   __syncthreads();
   {
-    auto r2s_dkv = make_tiled_copy_C(typename T::SmemStore{}, mma_dkv);
+    auto r2s_dkv = sm80::grid_tiled_copy_c(typename T::SmemStore{}, mma_dkv);
     auto r2s_dkv_thr = r2s_dkv.get_thread_slice(tid);
     CUTE_UNROLL
     for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.scale;
     Tensor rdK = convert_to<Element>(acc_dk);
     Tensor rdV = convert_to<Element>(acc_dv);
-    sm80::copy_as<uint32_t>(r2s_dkv_thr.retile_S(rdK), r2s_dkv_thr.partition_D(sK));
-    sm80::copy_as<uint32_t>(r2s_dkv_thr.retile_S(rdV), r2s_dkv_thr.partition_D(sV));
+    sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_dkv, r2s_dkv, r2s_dkv_thr, rdK), r2s_dkv_thr.partition_D(sK));
+    sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_dkv, r2s_dkv, r2s_dkv_thr, rdV), r2s_dkv_thr.partition_D(sV));
   }
   __syncthreads();
   {
