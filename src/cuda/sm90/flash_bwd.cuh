@@ -134,30 +134,56 @@ inline bool pdl_enabled() {
   return on;
 }
 
-// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
-// it in the stream when `pdl`; returns cudaLaunchKernelEx's error (the plain launch: cudaSuccess,
-// check_launch afterwards sees its error).
-template <typename... KArgs, typename... Args>
-cudaError_t launch_pdl(bool pdl, void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem,
-                       cudaStream_t stream, Args&&... args) {
-  if (!pdl) {
+// A launch with the optional attributes: programmatic dependent launch (pdl) and a cluster of
+// `cluster_x` CTAs along x (1: none). Without either, a plain launch.
+template <class... KArgs, class... Args>
+cudaError_t launch_pdl_cluster(bool pdl, int cluster_x, void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem,
+                               cudaStream_t stream, Args&&... args) {
+  if (!pdl && cluster_x <= 1) {
     kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
     return cudaSuccess;  // the caller's check_launch reports a failed launch, as before
   }
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (cluster_x > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = unsigned(cluster_x);
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = size_t(smem);
   cfg.stream = stream;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = n;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 
+// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
+// it in the stream when `pdl`; returns cudaLaunchKernelEx's error (the plain launch: cudaSuccess,
+// check_launch afterwards sees its error).
+template <typename... KArgs, typename... Args>
+cudaError_t launch_pdl(bool pdl, void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem,
+                       cudaStream_t stream, Args&&... args) {
+  return launch_pdl_cluster(pdl, 1, kernel, grid, block, smem, stream, std::forward<Args>(args)...);
+}
+
+// FA_SM90_BWD_CLUSTER=0 in the environment (read once per process): no clusters at run time.
+inline bool bwd_cluster_env() {
+  static const bool on = env_int("FA_SM90_BWD_CLUSTER", 1) != 0;
+  return on;
+}
+
 // The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
+
 template <class Cfg, bool kMasked, bool kSoftcap>
 core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
   using Element = typename Cfg::T;
@@ -272,13 +298,27 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
       }
     }
 
+    // Clusters of two key blocks (Cfg::kClusterable): both walk the same query blocks, i.e. no
+    // mask, and in the same order (not deterministic, whose turns order the key blocks); the
+    // grid's key blocks pair up (an even count), and the batch form (varlen grids have CTAs
+    // without work, which would leave a peer waiting).
+    if constexpr (Cfg::kClusterable) {
+      if (bwd_cluster_env() && !p.varlen && !p.deterministic && p.window_left < 0 && p.window_right < 0 &&
+          n_blocks % 2 == 0 && prm.cta_group == 0) {
+        prm.cluster = 1;
+        prm.tma_q_mc = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, make_tma<Cfg>(p.q, q_str, rows_q, p.heads_q, batch_g),
+                                     sQ1, tile_q, _2{});
+        prm.tma_do_mc = make_tma_copy(SM90_TMA_LOAD_MULTICAST{},
+                                      make_tma<Cfg>(p.dout, do_str, rows_q, p.heads_q, batch_g), sQ1, tile_q, _2{});
+      }
+    }
     auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;
     const int smem = int(sizeof(typename Cfg::SharedStorage));
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
-    e = launch_pdl(pdl, kernel, dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads), smem, stream,
-                   prm);
+    e = launch_pdl_cluster(pdl, prm.cluster ? 2 : 1, kernel, dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads),
+                           smem, stream, prm);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
     main_launched = true;

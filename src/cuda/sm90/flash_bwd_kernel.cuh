@@ -357,6 +357,21 @@ struct BwdConfig {
                                       Shape<BM, D>{}, _1{}));
   using TmaK = decltype(make_tma_copy(SM90_TMA_LOAD{}, GTensor{}, SmemLayoutK{}, Shape<BN, D>{}, _1{}));
   using TmaV = decltype(make_tma_copy(SM90_TMA_LOAD{}, GTensor{}, SmemLayoutV{}, Shape<BN, D>{}, _1{}));
+  // Clusters of two key blocks (FA_SM90_BWD_CLUSTER, a head-dim mask; per-WG-keys tiles only):
+  // the two CTAs of a cluster walk the same query blocks in the same order, so each loads half
+  // of every Q and dO tile and the TMA multicast writes it into both. Why: a CTA re-reads the
+  // whole Q and dO of its head once per 128 keys (32 KB per 64-query step at d128), which pairs
+  // halve. The launcher uses it for unmasked, non-varlen, non-deterministic calls with an even
+  // number of key blocks; FA_SM90_BWD_CLUSTER=0 in the environment turns it off at run time.
+#ifndef FA_SM90_BWD_CLUSTER
+#define FA_SM90_BWD_CLUSTER 14
+#endif
+  static constexpr bool kClusterable = !kSplitD && (FA_SM90_BWD_CLUSTER & head_dim_bit(kHeadDim)) != 0;
+  struct NoTma {};
+  using TmaQMc = std::conditional_t<kClusterable,
+                                    decltype(make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, GTensor{},
+                                                           take<0, 2>(SmemLayoutQ{}), Shape<BM, D>{}, _2{})),
+                                    NoTma>;
 
   static constexpr uint32_t kBytesQ = kBlockM * kHeadDim * sizeof(T);
   static constexpr uint32_t kBytesRow = kBlockM * sizeof(float);  // one LSE or D slice
@@ -398,7 +413,33 @@ struct BwdParams {
   int dq_store_first = 0;  // kDqTma, FA_SM90_BWD_DQ_STORE, few key blocks: the first adder stores (dq_writer)
   int rotate_m = 0;        // FA_SM90_BWD_ROTATE_M: each CTA walks its query blocks from its own start
   int dkv_store_wide = 0;  // Cfg::kEpiStoreRounds > 0 and dK, dV aligned to its bytes: quad-transposed stores
+  int cluster = 0;         // Cfg::kClusterable: launched in clusters of two key blocks (Q/dO multicast)
+  typename Cfg::TmaQMc tma_q_mc;   // cluster: the multicast Q / dO maps
+  typename Cfg::TmaQMc tma_do_mc;
 };
+
+// Whether this launch runs in clusters of two (BwdParams::cluster).
+template <class Cfg>
+__device__ __forceinline__ bool bwd_in_cluster(const BwdParams<Cfg>& prm) {
+  if constexpr (Cfg::kClusterable) return prm.cluster != 0;
+  else return false;
+}
+// The Q/dO stage's release: every consumer thread on its own CTA's barrier, or in clusters one
+// thread per consumer warpgroup on the barrier of both CTAs (either CTA's producer overwrites the
+// stage in both). One arrival stands for the warpgroup: the release follows the retirement of the
+// last wgmma reading the stage, which every warp of the warpgroup issued after its reads of the
+// stage's LSE / D rows, and a wgmma and its completion are warpgroup-wide.
+template <class Cfg>
+__device__ __forceinline__ void bwd_release_stage(const BwdParams<Cfg>& prm, uint64_t* bar) {
+  if (bwd_in_cluster(prm)) {
+    if (threadIdx.x % 128 == 0) {
+      cutlass::arch::ClusterBarrier::arrive(bar, 0u, 1u);
+      cutlass::arch::ClusterBarrier::arrive(bar, 1u, 1u);
+    }
+    return;
+  }
+  cutlass::arch::ClusterBarrier::arrive(bar);
+}
 
 // Rotated query-block order (BwdParams::rotate_m; never in the deterministic mode, whose turns
 // assume every CTA goes in ascending order): key block n of a sequence with nb key blocks starts
@@ -928,7 +969,7 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   int m_first = 0, m_last = 0;
   query_block_range(mask, n0, min(n0 + Cfg::kBlockN, seq.k_len), kBlockM, &m_first, &m_last);
   const int m_count = m_last - m_first, group = p.group_size();
-  const int m_rot = prm.rotate_m ? rotation_start(cc.n_block, int(seq.k_len), Cfg::kBlockN, m_count) : 0;
+  const int m_rot = prm.rotate_m ? rotation_start(bwd_in_cluster(prm) ? cc.n_block & ~1 : cc.n_block, int(seq.k_len), Cfg::kBlockN, m_count) : 0;
   const int64_t prow_seq = padded_row_start(p, cc.b, seq.q_start);
   typename Cfg::MmadQ mma_dq;
   Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
@@ -992,7 +1033,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   const int n_steps = m_count * group;  // (query head of the group) x (query block)
   const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
   const int b_tma = p.varlen ? 0 : b;
-  const int m_rot = prm.rotate_m ? rotation_start(n_block, int(seq.k_len), kBlockN, m_count) : 0;
+  // In clusters both key blocks of a pair start at the pair's first block's query block.
+  const int m_rot =
+      prm.rotate_m ? rotation_start(bwd_in_cluster(prm) ? n_block & ~1 : n_block, int(seq.k_len), kBlockN, m_count) : 0;
   pdl_trigger();  // bwd_convert_dq may be scheduled once every CTA has started (pdl_wait there)
 
   if (threadIdx.x == 0) {
@@ -1000,13 +1043,20 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     for (int s = 0; s < kStages; ++s) {
       cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_q[s], 1);
       cutlass::arch::ClusterTransactionBarrier::init(&ss.bar_do[s], 1);
-      cutlass::arch::ClusterBarrier::init(&ss.bar_empty[s], kConsumerThreads);
+      cutlass::arch::ClusterBarrier::init(&ss.bar_empty[s],
+                                          bwd_in_cluster(prm) ? 2 * Cfg::kConsumerWGs : kConsumerThreads);
     }
     cutlass::arch::fence_barrier_init();
     if constexpr (kFusedConvert)
       for (int w = 0; w < kFuseWords; ++w) ss.dq_last[w] = 0u;
   }
   __syncthreads();
+  // The peer's barriers are initialised before its producer multicasts into this CTA or its
+  // consumers arrive here.
+  if (bwd_in_cluster(prm)) {
+    cute::cluster_arrive_relaxed();
+    cute::cluster_wait();
+  }
 
   Tensor sQ = make_tensor(make_smem_ptr(ss.q.data()), typename Cfg::SmemLayoutQ{});
   Tensor sdO = make_tensor(make_smem_ptr(ss.dout.data()), typename Cfg::SmemLayoutQ{});
@@ -1036,8 +1086,6 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     const int rows_q = p.varlen ? int(p.total_q) : int(p.seqlen_q);
     const int rows_k = p.varlen ? int(p.total_k) : int(p.seqlen_k);
     const int batch_g = p.varlen ? 1 : p.batch;
-    Tensor mQ = prm.tma_q.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
-    Tensor mdO = prm.tma_do.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
     Tensor mK = prm.tma_k.get_tma_tensor(make_shape(rows_k, kHeadDim, p.heads_kv, batch_g));
     Tensor mV = prm.tma_v.get_tma_tensor(make_shape(rows_k, kHeadDim, p.heads_kv, batch_g));
 
@@ -1057,37 +1105,81 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     }
     pdl_wait();  // LSE*log2e and D: bwd_preprocess (K/V above are inputs)
 
-    int stage = 0, phase = 0;
+    // The Q/dO loads, per CTA or (kMc, in clusters) half a tile each into both CTAs of the pair
+    // (each CTA's full barrier still expects the whole tile; LSE and D rows stay per CTA).
+    auto load_steps = [&](auto mc) {
+      constexpr bool kMc = decltype(mc)::value;
+      auto const& tma_q = [&]() -> auto const& {
+        if constexpr (kMc) return prm.tma_q_mc;
+        else return prm.tma_q;
+      }();
+      auto const& tma_do = [&]() -> auto const& {
+        if constexpr (kMc) return prm.tma_do_mc;
+        else return prm.tma_do;
+      }();
+      // The rank is read again at each use (a special register): this thread has 24 registers.
+      auto mc_rank = [] {
+        if constexpr (kMc) return int(cute::block_rank_in_cluster());
+        else return _0{};
+      };
+      using McLayout = Layout<Int<kMc ? 2 : 1>>;
+      auto with_bar = [&](auto const& tma, uint64_t& bar) {
+        if constexpr (kMc) return tma.with(bar, uint16_t(0b11));
+        else return tma.with(bar);
+      };
+      Tensor mQc = tma_q.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
+      Tensor mdOc = tma_do.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
+      int stage = 0, phase = 0;
 #pragma unroll 1  // unrolled, the loop does not fit the producer's 24 registers
-    for (int step = 0; step < n_steps; ++step) {
-      const int h = hk * group + step / m_count;
-      const int m = rotated_m(step % m_count, m_first, m_count, m_rot);
-      auto tile = Shape<Int<kBlockM>, Int<kHeadDim>>{};
-      Tensor gQ = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mQ(_, _, h, b_tma)),
-                             tile, make_coord(m, _0{}));
-      Tensor gdO = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mdO(_, _, h, b_tma)),
-                              tile, make_coord(m, _0{}));
-      auto [tQgQ, tQsQ] = tma_partition(prm.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                        group_modes<0, 2>(gQ));
-      auto [tdOgdO, tdOsdO] = tma_partition(prm.tma_do, _0{}, Layout<_1>{}, group_modes<0, 2>(sdO),
-                                            group_modes<0, 2>(gdO));
-      const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
+      for (int step = 0; step < n_steps; ++step) {
+        const int h = hk * group + step / m_count;
+        const int m = rotated_m(step % m_count, m_first, m_count, m_rot);
+        auto tile = Shape<Int<kBlockM>, Int<kHeadDim>>{};
+        Tensor gQ = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mQc(_, _, h, b_tma)),
+                               tile, make_coord(m, _0{}));
+        Tensor gdO = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mdOc(_, _, h, b_tma)),
+                                tile, make_coord(m, _0{}));
+        auto [tQgQ, tQsQ] = tma_partition(tma_q, mc_rank(), McLayout{}, group_modes<0, 2>(sQ),
+                                          group_modes<0, 2>(gQ));
+        auto [tdOgdO, tdOsdO] = tma_partition(tma_do, mc_rank(), McLayout{}, group_modes<0, 2>(sdO),
+                                              group_modes<0, 2>(gdO));
+        const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
 
-      // Parity phase^1: the first pass through the ring finds every stage free.
-      cutlass::arch::ClusterBarrier::wait(&ss.bar_empty[stage], phase ^ 1);
-      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_q[stage],
-                                                                     Cfg::kBytesQ + Cfg::kBytesRow);
-      copy(prm.tma_q.with(ss.bar_q[stage]), tQgQ, tQsQ(_, stage));
-      SM90_BULK_COPY_G2S::copy(prm.ws.lse_log2 + prow, &ss.bar_q[stage], ss.lse[stage], Cfg::kBytesRow);
-      cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_do[stage],
-                                                                     Cfg::kBytesQ + Cfg::kBytesRow);
-      copy(prm.tma_do.with(ss.bar_do[stage]), tdOgdO, tdOsdO(_, stage));
-      SM90_BULK_COPY_G2S::copy(prm.ws.dpsum + prow, &ss.bar_do[stage], ss.dpsum[stage], Cfg::kBytesRow);
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
+        // Parity phase^1: the first pass through the ring finds every stage free.
+        cutlass::arch::ClusterBarrier::wait(&ss.bar_empty[stage], phase ^ 1);
+        cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_q[stage],
+                                                                       Cfg::kBytesQ + Cfg::kBytesRow);
+        copy(with_bar(tma_q, ss.bar_q[stage]), tQgQ, tQsQ(_, stage));
+        SM90_BULK_COPY_G2S::copy(prm.ws.lse_log2 + prow, &ss.bar_q[stage], ss.lse[stage], Cfg::kBytesRow);
+        cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_do[stage],
+                                                                       Cfg::kBytesQ + Cfg::kBytesRow);
+        copy(with_bar(tma_do, ss.bar_do[stage]), tdOgdO, tdOsdO(_, stage));
+        SM90_BULK_COPY_G2S::copy(prm.ws.dpsum + prow, &ss.bar_do[stage], ss.dpsum[stage], Cfg::kBytesRow);
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      // In clusters the peer's consumers arrive on this CTA's barriers: wait until every stage
+      // this producer filled has been released by both CTAs before the CTA may exit.
+      if constexpr (kMc) {
+#pragma unroll 1
+        for (int k = 0; k < kStages; ++k) {
+          cutlass::arch::ClusterBarrier::wait(&ss.bar_empty[stage], phase ^ 1);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    };
+    if constexpr (Cfg::kClusterable) {
+      if (bwd_in_cluster(prm)) {
+        load_steps(std::true_type{});
+        return;
       }
     }
+    load_steps(std::false_type{});
     return;
   }
 
@@ -1425,17 +1517,17 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       warpgroup_wait<1>();
       add_dq();
       warpgroup_wait<0>();
-      cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
+      bwd_release_stage(prm, &ss.bar_empty[stage]);
     } else if constexpr (Cfg::kDqFirst) {
       // dQ has retired (and the early dV, which was issued before it); dK (and with order 1 dV)
       // still runs while the REDs are issued. The stage goes back once those retire too.
       warpgroup_wait<Cfg::kDvEarly ? 1 : 2>();
       add_dq();
       warpgroup_wait<0>();
-      cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
+      bwd_release_stage(prm, &ss.bar_empty[stage]);
     } else {
       // Every wgmma reading this stage's Q/dO has retired: hand the stage back to the producer.
-      cutlass::arch::ClusterBarrier::arrive(&ss.bar_empty[stage]);
+      bwd_release_stage(prm, &ss.bar_empty[stage]);
       add_dq();
     }
 
