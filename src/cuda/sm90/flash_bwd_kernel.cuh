@@ -363,8 +363,16 @@ struct BwdConfig {
   // whole Q and dO of its head once per 128 keys (32 KB per 64-query step at d128), which pairs
   // halve. The launcher uses it for unmasked, non-varlen, non-deterministic calls with an even
   // number of key blocks; FA_SM90_BWD_CLUSTER=0 in the environment turns it off at run time.
+  // Default 0 (off): H200, session 11, a build with d64/d96/d128 on (14), non-causal N 512..16k,
+  // on/off/on/off in one call, TFLOP/s (mean of two runs): d128 350 vs 368 at N512, 443 vs 463 at
+  // 1k, 525 vs 546 at 8k, 541 vs 545 at 16k (N4k 527 vs 522, within its spread); d64 -3% at N <= 4k,
+  // equal at 8k-16k. Tests passed both ways (109 on, 79 off), memcheck and synccheck clean on two
+  // Grid cases (racecheck did not finish in 60 s). Likely cause, not profiled: a stage is
+  // refilled only once both CTAs have released it, so each CTA also waits for its peer's slowest
+  // step, and the shared query rotation sends both CTAs' dQ reduce-adds to the same block at the
+  // same moment.
 #ifndef FA_SM90_BWD_CLUSTER
-#define FA_SM90_BWD_CLUSTER 14
+#define FA_SM90_BWD_CLUSTER 0
 #endif
   static constexpr bool kClusterable = !kSplitD && (FA_SM90_BWD_CLUSTER & head_dim_bit(kHeadDim)) != 0;
   struct NoTma {};
