@@ -57,6 +57,7 @@
 #include "cuda/common/sm80_tile.cuh"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm80/bwd_block_range.cuh"
+#include "cuda/sm80/bwd_partition_types.cuh"
 #include "cuda/sm80/bwd_workspace.cuh"
 
 namespace fa::cuda::sm80::bwd {
@@ -291,6 +292,43 @@ struct BwdTile {
   static constexpr int kDQChunks = kHeadDim == 256 ? FA_SM80_BWD_D256_DQ_CHUNKS : 1;
 };
 
+// The shared-memory layouts and gmem tiled copies of a tile, derived by CuTe. BwdTraits takes them
+// from BwdLayoutsTable (bwd_partition_types.cuh: the same types, printed from this struct) where
+// the tile is there, which spares the front end this algebra (compile memory only).
+template <typename Element, int kHeadDim, int kBlockM, int kBlockN>
+struct BwdLayoutsDerived {
+  // Row-major [rows, D] tiles, swizzled in 16-byte chunks so that ldmatrix (8 rows × 16 bytes) and
+  // its transposed form hit 8 different bank groups. A swizzle row is 64 elements (128 bytes), or 32
+  // when D is not a multiple of 64 (96, 192 is fine).
+  static constexpr int kSwizzleRow = kHeadDim % 64 == 0 ? 64 : 32;
+  static constexpr int kSwizzleBits = kSwizzleRow == 64 ? 3 : 2;
+  using SmemAtomRows = decltype(composition(
+      Swizzle<kSwizzleBits, 3, 3>{},
+      Layout<Shape<_8, Int<kSwizzleRow>>, Stride<Int<kSwizzleRow>, _1>>{}));
+  using SmemLayoutQ = decltype(tile_to_shape(SmemAtomRows{}, Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  using SmemLayoutKV = decltype(tile_to_shape(SmemAtomRows{}, Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  // Transposed views (same bytes): the MN-major operands of dV/dK (= ·^T dO, ·^T Q) and dQ (K^T).
+  using SmemLayoutQt = decltype(composition(
+      SmemLayoutQ{}, make_layout(Shape<Int<kHeadDim>, Int<kBlockM>>{}, GenRowMajor{})));
+  using SmemLayoutKt = decltype(composition(
+      SmemLayoutKV{}, make_layout(Shape<Int<kHeadDim>, Int<kBlockN>>{}, GenRowMajor{})));
+  using SmemAtomPdS =
+      decltype(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{}));
+  using SmemLayoutPdS = decltype(tile_to_shape(SmemAtomPdS{}, Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  using SmemLayoutPdSt = decltype(composition(
+      SmemLayoutPdS{}, make_layout(Shape<Int<kBlockN>, Int<kBlockM>>{}, GenRowMajor{})));
+  // gmem <-> smem: 16-byte vectors, kSwizzleRow/8 threads per row (256 threads).
+  static constexpr int kGmemThreadsPerRow = kSwizzleRow / 8;
+  using GmemThreads = Layout<Shape<Int<256 / kGmemThreadsPerRow>, Int<kGmemThreadsPerRow>>,
+                             Stride<Int<kGmemThreadsPerRow>, _1>>;
+  using GmemLoad = decltype(make_tiled_copy(
+      Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>, Element>{}, GmemThreads{},
+      Layout<Shape<_1, _8>>{}));
+  using GmemStore = decltype(make_tiled_copy(
+      Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, Element>{}, GmemThreads{},
+      Layout<Shape<_1, _8>>{}));
+};
+
 template <typename Element_, int kHeadDim_, bool kSoftcap_ = false, bool kBigSmem_ = false>
 struct BwdTraits {
   using Element = Element_;
@@ -325,26 +363,19 @@ struct BwdTraits {
       TiledMMA<MMA_Atom<MmaOp>, Layout<Shape<Int<kWarpsMdQ>, Int<kNWarps / kWarpsMdQ>, _1>>,
                Tile<Int<16 * kWarpsMdQ>, Int<16 * (kNWarps / kWarpsMdQ)>, _16>>;
 
-  // Row-major [rows, D] tiles, swizzled in 16-byte chunks so that ldmatrix (8 rows × 16 bytes) and
-  // its transposed form hit 8 different bank groups. A swizzle row is 64 elements (128 bytes), or 32
-  // when D is not a multiple of 64 (96, 192 is fine).
+  // The smem layouts (swizzled row-major tiles and their transposed views) and gmem copies: see
+  // BwdLayoutsDerived.
   static constexpr int kSwizzleRow = kHeadDim % 64 == 0 ? 64 : 32;
   static constexpr int kSwizzleBits = kSwizzleRow == 64 ? 3 : 2;
-  using SmemAtomRows = decltype(composition(
-      Swizzle<kSwizzleBits, 3, 3>{},
-      Layout<Shape<_8, Int<kSwizzleRow>>, Stride<Int<kSwizzleRow>, _1>>{}));
-  using SmemLayoutQ = decltype(tile_to_shape(SmemAtomRows{}, Shape<Int<kBlockM>, Int<kHeadDim>>{}));
-  using SmemLayoutKV = decltype(tile_to_shape(SmemAtomRows{}, Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-  // Transposed views (same bytes): the MN-major operands of dV/dK (= ·^T dO, ·^T Q) and dQ (K^T).
-  using SmemLayoutQt = decltype(composition(
-      SmemLayoutQ{}, make_layout(Shape<Int<kHeadDim>, Int<kBlockM>>{}, GenRowMajor{})));
-  using SmemLayoutKt = decltype(composition(
-      SmemLayoutKV{}, make_layout(Shape<Int<kHeadDim>, Int<kBlockN>>{}, GenRowMajor{})));
-  using SmemAtomPdS =
-      decltype(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{}));
-  using SmemLayoutPdS = decltype(tile_to_shape(SmemAtomPdS{}, Shape<Int<kBlockM>, Int<kBlockN>>{}));
-  using SmemLayoutPdSt = decltype(composition(
-      SmemLayoutPdS{}, make_layout(Shape<Int<kBlockN>, Int<kBlockM>>{}, GenRowMajor{})));
+  using Layouts = std::conditional_t<BwdLayoutsTable<Element, kHeadDim, kBlockM, kBlockN>::kKnown,
+                                     BwdLayoutsTable<Element, kHeadDim, kBlockM, kBlockN>,
+                                     BwdLayoutsDerived<Element, kHeadDim, kBlockM, kBlockN>>;
+  using SmemLayoutQ = typename Layouts::SmemLayoutQ;
+  using SmemLayoutKV = typename Layouts::SmemLayoutKV;
+  using SmemLayoutQt = typename Layouts::SmemLayoutQt;
+  using SmemLayoutKt = typename Layouts::SmemLayoutKt;
+  using SmemLayoutPdS = typename Layouts::SmemLayoutPdS;
+  using SmemLayoutPdSt = typename Layouts::SmemLayoutPdSt;
 
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements per Q (or dO) stage
   static constexpr int kSmemKV = kBlockN * kHeadDim;
@@ -359,14 +390,9 @@ struct BwdTraits {
 
   // gmem <-> smem: 16-byte vectors, kSwizzleRow/8 threads per row.
   static constexpr int kGmemThreadsPerRow = kSwizzleRow / 8;
-  using GmemThreads = Layout<Shape<Int<kNThreads / kGmemThreadsPerRow>, Int<kGmemThreadsPerRow>>,
-                             Stride<Int<kGmemThreadsPerRow>, _1>>;
-  using GmemLoad = decltype(make_tiled_copy(
-      Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>, Element>{}, GmemThreads{},
-      Layout<Shape<_1, _8>>{}));
-  using GmemStore = decltype(make_tiled_copy(
-      Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, Element>{}, GmemThreads{},
-      Layout<Shape<_1, _8>>{}));
+  static_assert(kNThreads == 256, "BwdLayoutsDerived's gmem copies");
+  using GmemLoad = typename Layouts::GmemLoad;
+  using GmemStore = typename Layouts::GmemStore;
   static_assert(kBlockM % (kNThreads / kGmemThreadsPerRow) == 0, "row passes must tile kBlockM");
 
   using SmemLoad = Copy_Atom<SM75_U32x4_LDSM_N, Element>;   // K-major operands
@@ -407,7 +433,7 @@ CUTE_HOST_DEVICE constexpr auto rowcol(Layout const& acc) {
 // (row, col) tile coordinates of a thread's [kRows x kCols] accumulator, in rowcol() order.
 template <int kRows, int kCols, class ThrMma>
 CUTE_DEVICE auto rowcol_coords(ThrMma const& thr) {
-  Tensor c = thr.partition_C(make_identity_tensor(Shape<Int<kRows>, Int<kCols>>{}));
+  Tensor c = partition_c(thr, make_identity_tensor(Shape<Int<kRows>, Int<kCols>>{}));
   return make_tensor(c.data(), rowcol(c.layout()));
 }
 
@@ -710,9 +736,9 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
                             make_stride(p.k_str.row, _1{}));
     Tensor gV = make_tensor(make_gmem_ptr(v_ptr), make_shape(Int<kN>{}, Int<kD>{}),
                             make_stride(p.v_str.row, _1{}));
-    Tensor cKV = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kN>, Int<kD>>{}));
-    load_rows(gmem_load, gmem_thr.partition_S(gK), gmem_thr.partition_D(sK), cKV, k_rows);
-    load_rows(gmem_load, gmem_thr.partition_S(gV), gmem_thr.partition_D(sV), cKV, k_rows);
+    Tensor cKV = partition_s(gmem_thr, make_identity_tensor(Shape<Int<kN>, Int<kD>>{}));
+    load_rows(gmem_load, partition_s(gmem_thr, gK), partition_d(gmem_thr, sK), cKV, k_rows);
+    load_rows(gmem_load, partition_s(gmem_thr, gV), partition_d(gmem_thr, sV), cKV, k_rows);
     cp_async_fence();
   }
 
@@ -741,7 +767,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     return m_first + i;
   };
   const int64_t row0 = ws_row0(p, b, seq);
-  Tensor cQ = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
+  Tensor cQ = partition_s(gmem_thr, make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
 
   // Element offsets of a step's first query row in Q, dO, LSE and the [Hq, rows] workspaces
   // (D, and dQ times kD); only carried from step to step with FA_SM80_BWD_INCR_ADDR.
@@ -833,20 +859,20 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
           load(q_ptr, p.q_str.row, smem_q + stage * T::kSmemQ);
           load(do_ptr, p.do_str.row, smem_do + stage * T::kSmemQ);
         } else {
-          sm80::copy_vectors(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ));
-          sm80::copy_vectors(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO));
+          sm80::copy_vectors(gmem_load, partition_s(g_thr, gQ), partition_d(g_thr, sQ));
+          sm80::copy_vectors(gmem_load, partition_s(g_thr, gdO), partition_d(g_thr, sdO));
         }
       } else {
-        Tensor c_q = g_thr.partition_S(make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
-        load_rows(gmem_load, g_thr.partition_S(gQ), g_thr.partition_D(sQ), c_q, seq.q_len - m0);
-        load_rows(gmem_load, g_thr.partition_S(gdO), g_thr.partition_D(sdO), c_q, seq.q_len - m0);
+        Tensor c_q = partition_s(g_thr, make_identity_tensor(Shape<Int<kM>, Int<kD>>{}));
+        load_rows(gmem_load, partition_s(g_thr, gQ), partition_d(g_thr, sQ), c_q, seq.q_len - m0);
+        load_rows(gmem_load, partition_s(g_thr, gdO), partition_d(g_thr, sdO), c_q, seq.q_len - m0);
       }
     } else if (kFastTiles && m0 + kM <= seq.q_len) {
-      sm80::copy_vectors(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ));
-      sm80::copy_vectors(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO));
+      sm80::copy_vectors(gmem_load, partition_s(gmem_thr, gQ), partition_d(gmem_thr, sQ));
+      sm80::copy_vectors(gmem_load, partition_s(gmem_thr, gdO), partition_d(gmem_thr, sdO));
     } else {
-      load_rows(gmem_load, gmem_thr.partition_S(gQ), gmem_thr.partition_D(sQ), cQ, seq.q_len - m0);
-      load_rows(gmem_load, gmem_thr.partition_S(gdO), gmem_thr.partition_D(sdO), cQ, seq.q_len - m0);
+      load_rows(gmem_load, partition_s(gmem_thr, gQ), partition_d(gmem_thr, sQ), cQ, seq.q_len - m0);
+      load_rows(gmem_load, partition_s(gmem_thr, gdO), partition_d(gmem_thr, sdO), cQ, seq.q_len - m0);
     }
     if constexpr (T::kLseSmem) {
       // Threads 0..kM-1 fetch LSE rows, kM..2kM-1 D rows; rows past the end are never read (the
@@ -935,11 +961,11 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   auto dq_coords = [&] {
     if constexpr (kCheapTid)
       return coords_from_base(
-          mma_dq.get_thread_slice(0).partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{})),
+          partition_c(mma_dq.get_thread_slice(0), make_identity_tensor(Shape<Int<kM>, Int<kDc>>{})),
           MmaCBase<T::kWarpsMdQ>(thread_id()));
     else
-      return mma_dq.get_thread_slice(thread_id())
-          .partition_C(make_identity_tensor(Shape<Int<kM>, Int<kDc>>{}));
+      return partition_c(mma_dq.get_thread_slice(thread_id()),
+                         make_identity_tensor(Shape<Int<kM>, Int<kDc>>{}));
   };
   Tensor cS = s_coords();  // shape only
   constexpr int kRows = decltype(size<0>(cS))::value;  // query rows this thread touches in S
@@ -998,8 +1024,8 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     auto sdp_thr = thr_slices(s2r_sdp_a, s2r_sdp_b);
     auto s2r_sdp_a_thr = get<0>(sdp_thr);
     auto s2r_sdp_b_thr = get<1>(sdp_thr);
-    Tensor tSsQ = s2r_sdp_a_thr.partition_S(sQ);
-    Tensor tSsdO = s2r_sdp_a_thr.partition_S(sdO);
+    Tensor tSsQ = partition_s(s2r_sdp_a_thr, sQ);
+    Tensor tSsdO = partition_s(s2r_sdp_a_thr, sdO);
     // Per-element masking only where the tile is cut by the mask or the key range ends.
     bool need_mask = n0 + kN > seq.k_len;
     if constexpr (kMasked && kCheapAddr)
@@ -1048,13 +1074,13 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       clear(acc_dp);
       Tensor sKc = local_tile(sK, Shape<Int<kNc>, Int<kD>>{}, make_coord(chunk, 0));
       Tensor sVc = local_tile(sV, Shape<Int<kNc>, Int<kD>>{}, make_coord(chunk, 0));
-      gemm_smem(mma_sdp, acc_s, rQ, rK, tSsQ, s2r_sdp_b_thr.partition_S(sKc), s2r_sdp_a, s2r_sdp_b,
+      gemm_smem(mma_sdp, acc_s, rQ, rK, tSsQ, partition_s(s2r_sdp_b_thr, sKc), s2r_sdp_a, s2r_sdp_b,
                 s2r_sdp_a_thr, s2r_sdp_b_thr);
       if constexpr (!kExpBeforeDP)
-        gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, s2r_sdp_b_thr.partition_S(sVc), s2r_sdp_a,
+        gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, partition_s(s2r_sdp_b_thr, sVc), s2r_sdp_a,
                   s2r_sdp_b, s2r_sdp_a_thr, s2r_sdp_b_thr);
       auto gemm_dp = [&] {  // kExpBeforeDP: called between P and dS
-        gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, s2r_sdp_b_thr.partition_S(sVc), s2r_sdp_a,
+        gemm_smem(mma_sdp, acc_dp, rdO, rV, tSsdO, partition_s(s2r_sdp_b_thr, sVc), s2r_sdp_a,
                   s2r_sdp_b, s2r_sdp_a_thr, s2r_sdp_b_thr);
       };
 
@@ -1124,8 +1150,8 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         static_assert(decltype(size<0, 0>(acc_s))::value == 2, "column pairs in mode (0, 0)");
         const MmaCBase<T::kWarpsMSdP> base(thread_id());
         const int base0 = pds_store_base(base.row, base.col);
-        Tensor c0 = mma_sdp.get_thread_slice(0).partition_C(
-            make_identity_tensor(Shape<Int<kM>, Int<kNc>>{}));  // constants
+        Tensor c0 = partition_c(mma_sdp.get_thread_slice(0),
+                                make_identity_tensor(Shape<Int<kM>, Int<kNc>>{}));  // constants
         auto store = [&](auto const& frag, Element* smem_chunk) {
           Tensor w = recast<uint32_t>(make_tensor(frag.data(), make_layout(size(frag))));
           CUTE_UNROLL
@@ -1140,11 +1166,11 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         // The store addresses from an opaque tid here, not kept from the kernel's start (d 128
         // spilled one of them otherwise).
         auto r2s_thr = r2s_pds.get_thread_slice(thread_id());
-        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_thr, rP), r2s_thr.partition_D(sPc));
-        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_thr, rdSc), r2s_thr.partition_D(sdSc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_thr, rP), partition_d(r2s_thr, sPc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_thr, rdSc), partition_d(r2s_thr, sdSc));
       } else {
-        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_pds_thr, rP), r2s_pds_thr.partition_D(sPc));
-        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_pds_thr, rdSc), r2s_pds_thr.partition_D(sdSc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_pds_thr, rP), partition_d(r2s_pds_thr, sPc));
+        sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_pds_thr, rdSc), partition_d(r2s_pds_thr, sdSc));
       }
     }
     __syncthreads();
@@ -1153,14 +1179,14 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     auto dkv_thr = thr_slices(s2r_dkv_a, s2r_dkv_b);
     auto s2r_dkv_a_thr = get<0>(dkv_thr);
     auto s2r_dkv_b_thr = get<1>(dkv_thr);
-    Tensor tdVsPt = s2r_dkv_a_thr.partition_S(sPt);
-    gemm_smem(mma_dkv, acc_dv, rPt, rdOt, tdVsPt, s2r_dkv_b_thr.partition_S(sdOt), s2r_dkv_a,
+    Tensor tdVsPt = partition_s(s2r_dkv_a_thr, sPt);
+    gemm_smem(mma_dkv, acc_dv, rPt, rdOt, tdVsPt, partition_s(s2r_dkv_b_thr, sdOt), s2r_dkv_a,
               s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
     auto gemm_dk = [&] {
       auto ab_thr = thr_slices(s2r_dkv_a, s2r_dkv_b);
       auto a_thr = get<0>(ab_thr);
       auto b_thr = get<1>(ab_thr);
-      gemm_smem(mma_dkv, acc_dk, rdSt, rQt, a_thr.partition_S(sdSt), b_thr.partition_S(sQt),
+      gemm_smem(mma_dkv, acc_dk, rdSt, rQt, partition_s(a_thr, sdSt), partition_s(b_thr, sQt),
                 s2r_dkv_a, s2r_dkv_b, a_thr, b_thr);
     };
     if constexpr (!kDQBeforeDK) gemm_dk();
@@ -1191,21 +1217,21 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         auto dq_thr = thr_slices(s2r_dq_a, s2r_dq_b);
         auto s2r_dq_a_thr = get<0>(dq_thr);
         auto s2r_dq_b_thr = get<1>(dq_thr);
-        Tensor tdQsdS = s2r_dq_a_thr.partition_S(sdS);
-        gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, s2r_dq_b_thr.partition_S(sKtc), s2r_dq_a,
+        Tensor tdQsdS = partition_s(s2r_dq_a_thr, sdS);
+        gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, partition_s(s2r_dq_b_thr, sKtc), s2r_dq_a,
                   s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
-        Tensor tdQg = thr_dq.partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+        Tensor tdQg = partition_c(thr_dq, local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
         // kExpBeforeDP: the thread's dQ offsets from an opaque tid, rebuilt here rather than kept
         // live from the kernel's start (d 256 spilled 8 B of edge-tile red addresses otherwise).
         if constexpr (kExpBeforeDP && kCheapTid) {
           // Thread 0's partition moved by the thread's first entry (gdQ's strides are constants).
           const MmaCBase<T::kWarpsMdQ> base(thread_id());
-          Tensor g0 = mma_dq.get_thread_slice(0).partition_C(
-              local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+          Tensor g0 = partition_c(mma_dq.get_thread_slice(0),
+                                  local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
           tdQg = make_tensor(g0.data() + (base.row * kD + base.col), g0.layout());
         } else if constexpr (kExpBeforeDP) {
-          tdQg = mma_dq.get_thread_slice(thread_id())
-                     .partition_C(local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+          tdQg = partition_c(mma_dq.get_thread_slice(thread_id()),
+                             local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
         }
         if constexpr (kRedV2) {
           // Accumulator values 2i and 2i + 1 are columns c, c + 1 (c even) of one row.
@@ -1256,8 +1282,8 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     for (int i = 0; i < size(acc_dk); ++i) acc_dk(i) *= p.scale;
     Tensor rdK = convert_to<Element>(acc_dk);
     Tensor rdV = convert_to<Element>(acc_dv);
-    sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_dkv, r2s_dkv, r2s_dkv_thr, rdK), r2s_dkv_thr.partition_D(sK));
-    sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_dkv, r2s_dkv, r2s_dkv_thr, rdV), r2s_dkv_thr.partition_D(sV));
+    sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_dkv, r2s_dkv, r2s_dkv_thr, rdK), partition_d(r2s_dkv_thr, sK));
+    sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_dkv, r2s_dkv, r2s_dkv_thr, rdV), partition_d(r2s_dkv_thr, sV));
   }
   __syncthreads();
   {
@@ -1269,9 +1295,9 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
                              make_stride(p.dk_str.row, _1{}));
     Tensor gdV = make_tensor(make_gmem_ptr(dv_ptr), make_shape(Int<kN>{}, Int<kD>{}),
                              make_stride(p.dv_str.row, _1{}));
-    Tensor cKV = st_thr.partition_S(make_identity_tensor(Shape<Int<kN>, Int<kD>>{}));
-    store_rows(st_thr.partition_S(sK), st_thr.partition_D(gdK), cKV, k_rows);
-    store_rows(st_thr.partition_S(sV), st_thr.partition_D(gdV), cKV, k_rows);
+    Tensor cKV = partition_s(st_thr, make_identity_tensor(Shape<Int<kN>, Int<kD>>{}));
+    store_rows(partition_s(st_thr, sK), partition_d(st_thr, gdK), cKV, k_rows);
+    store_rows(partition_s(st_thr, sV), partition_d(st_thr, gdV), cKV, k_rows);
   }
 }
 
