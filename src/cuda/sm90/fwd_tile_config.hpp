@@ -131,7 +131,8 @@ namespace fa::cuda::sm90 {
 // one build measures both. H200, session 11, one build, bf16 non-causal N 512..16k, on/off/on/off
 // in one call (TFLOP/s, mean of the two runs each): d128 +0.5..+3% (N512 492 vs 482, N4k 655 vs
 // 637, N16k 620 vs 615), d256 +1.5..+4% (N512 488 vs 470, N8k 710 vs 691), d64 -1..+1%
-// (neutral). Default d128, d192, d256 (56); d96 not measured; d64 off.
+// (neutral). Second call, three alternations: d192 N512/1k/2k/4k/8k 473 566 656 710 687 vs 453 539
+// 643 692 693 (+2..+5% to 4k, -1% at 8k), d96 -1..+2% (neutral). Default d128, d192, d256 (56).
 #ifndef FA_SM90_FWD_CLUSTER
 #define FA_SM90_FWD_CLUSTER 56
 #endif
