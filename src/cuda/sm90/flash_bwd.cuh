@@ -27,6 +27,7 @@
 
 #include "core/params.hpp"
 #include "core/status.hpp"
+#include "cuda/common/launch_ex.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm90/bwd_prepost.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
@@ -134,46 +135,13 @@ inline bool pdl_enabled() {
   return on;
 }
 
-// A launch with the optional attributes: programmatic dependent launch (pdl) and a cluster of
-// `cluster_x` CTAs along x (1: none). Without either, a plain launch.
-template <class... KArgs, class... Args>
-cudaError_t launch_pdl_cluster(bool pdl, int cluster_x, void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem,
-                               cudaStream_t stream, Args&&... args) {
-  if (!pdl && cluster_x <= 1) {
-    kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
-    return cudaSuccess;  // the caller's check_launch reports a failed launch, as before
-  }
-  cudaLaunchAttribute attr[2];
-  unsigned n = 0;
-  if (pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
-  if (cluster_x > 1) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = unsigned(cluster_x);
-    attr[n].val.clusterDim.y = 1;
-    attr[n].val.clusterDim.z = 1;
-    ++n;
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = size_t(smem);
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = n;
-  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
-}
-
 // kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
 // it in the stream when `pdl`; returns cudaLaunchKernelEx's error (the plain launch: cudaSuccess,
 // check_launch afterwards sees its error).
 template <typename... KArgs, typename... Args>
 cudaError_t launch_pdl(bool pdl, void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem,
                        cudaStream_t stream, Args&&... args) {
-  return launch_pdl_cluster(pdl, 1, kernel, grid, block, smem, stream, std::forward<Args>(args)...);
+  return launch_ex(LaunchConfig(grid, block, size_t(smem), stream, pdl), kernel, std::forward<Args>(args)...);
 }
 
 // FA_SM90_BWD_CLUSTER=0 in the environment (read once per process): no clusters at run time.
@@ -317,8 +285,9 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
-    e = launch_pdl_cluster(pdl, prm.cluster ? 2 : 1, kernel, dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads),
-                           smem, stream, prm);
+    e = launch_ex(LaunchConfig(dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads), size_t(smem), stream, pdl,
+                               prm.cluster ? 2 : 1),
+                  kernel, prm);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
     main_launched = true;

@@ -95,6 +95,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "core/status.hpp"
+#include "cuda/common/launch_ex.hpp"
 #include "cuda/common/quad_store.cuh"
 #include "cuda/common/sm90_pipeline.hpp"
 #include "cuda/common/sm90_stmatrix.cuh"
@@ -1622,18 +1623,8 @@ int sm90_fwd_max_clusters(int device) {
   if (device < 0 || device >= 64) return 0;
   int n = cache[device].load(std::memory_order_relaxed);
   if (n != 0) return n < 0 ? 0 : n;
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 2;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3(2);
-  cfg.blockDim = dim3(Kernel::kThreads);
-  cfg.dynamicSmemBytes = Kernel::kSmemBytes;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  if (cudaOccupancyMaxActiveClusters(&n, sm90_fwd_kernel<Kernel>, &cfg) != cudaSuccess || n <= 0) {
+  const LaunchConfig lc(dim3(2), dim3(Kernel::kThreads), Kernel::kSmemBytes, nullptr, false, 2);
+  if (cudaOccupancyMaxActiveClusters(&n, sm90_fwd_kernel<Kernel>, lc.get()) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
     n = -1;
   }
@@ -1797,22 +1788,11 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   if (!persistent && p.batch > 65535)
     return core::unsupported("the sm90 forward supports at most 65535 sequences");
   if (clusters > 0) {
-    const dim3 grid(unsigned(2 * clusters));
     Kernel::Scheduler::set_grid(params.sched, clusters);
     params.sched.cluster_shift = 1;
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 2;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(Kernel::kThreads);
-    cfg.dynamicSmemBytes = Kernel::kSmemBytes;
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    e = cudaLaunchKernelEx(&cfg, kernel, params);
+    e = launch_ex(LaunchConfig(dim3(unsigned(2 * clusters)), dim3(Kernel::kThreads), Kernel::kSmemBytes, stream,
+                               false, 2),
+                  kernel, params);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward: cluster launch");
     return check_launch("sm90 forward kernel launch");
   }
