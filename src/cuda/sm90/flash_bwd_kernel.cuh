@@ -77,6 +77,7 @@
 #include "core/softmax.hpp"
 #include "cuda/common/head_dim_mask.hpp"
 #include "cuda/common/quad_store.cuh"
+#include "cuda/common/sm90_pair_load.cuh"
 #include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
 
@@ -1125,16 +1126,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
         if constexpr (kMc) return prm.tma_do_mc;
         else return prm.tma_do;
       }();
-      // The rank is read again at each use (a special register): this thread has 24 registers.
-      auto mc_rank = [] {
-        if constexpr (kMc) return int(cute::block_rank_in_cluster());
-        else return _0{};
-      };
-      using McLayout = Layout<Int<kMc ? 2 : 1>>;
-      auto with_bar = [&](auto const& tma, uint64_t& bar) {
-        if constexpr (kMc) return tma.with(bar, uint16_t(0b11));
-        else return tma.with(bar);
-      };
+      using Load = PairLoad<kMc>;
       Tensor mQc = tma_q.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
       Tensor mdOc = tma_do.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
       int stage = 0, phase = 0;
@@ -1147,21 +1139,19 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
                                tile, make_coord(m, _0{}));
         Tensor gdO = local_tile(domain_offset(make_coord(int(seq.q_start), _0{}), mdOc(_, _, h, b_tma)),
                                 tile, make_coord(m, _0{}));
-        auto [tQgQ, tQsQ] = tma_partition(tma_q, mc_rank(), McLayout{}, group_modes<0, 2>(sQ),
-                                          group_modes<0, 2>(gQ));
-        auto [tdOgdO, tdOsdO] = tma_partition(tma_do, mc_rank(), McLayout{}, group_modes<0, 2>(sdO),
-                                              group_modes<0, 2>(gdO));
+        auto [tQgQ, tQsQ] = Load::partition(tma_q, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
+        auto [tdOgdO, tdOsdO] = Load::partition(tma_do, group_modes<0, 2>(sdO), group_modes<0, 2>(gdO));
         const int64_t prow = int64_t(h) * prm.ws.rows_pad + prow_seq + int64_t(m) * kBlockM;
 
         // Parity phase^1: the first pass through the ring finds every stage free.
         cutlass::arch::ClusterBarrier::wait(&ss.bar_empty[stage], phase ^ 1);
         cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_q[stage],
                                                                        Cfg::kBytesQ + Cfg::kBytesRow);
-        copy(with_bar(tma_q, ss.bar_q[stage]), tQgQ, tQsQ(_, stage));
+        copy(Load::with(tma_q, ss.bar_q[stage]), tQgQ, tQsQ(_, stage));
         SM90_BULK_COPY_G2S::copy(prm.ws.lse_log2 + prow, &ss.bar_q[stage], ss.lse[stage], Cfg::kBytesRow);
         cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(&ss.bar_do[stage],
                                                                        Cfg::kBytesQ + Cfg::kBytesRow);
-        copy(with_bar(tma_do, ss.bar_do[stage]), tdOgdO, tdOsdO(_, stage));
+        copy(Load::with(tma_do, ss.bar_do[stage]), tdOgdO, tdOsdO(_, stage));
         SM90_BULK_COPY_G2S::copy(prm.ws.dpsum + prow, &ss.bar_do[stage], ss.dpsum[stage], Cfg::kBytesRow);
         if (++stage == kStages) {
           stage = 0;

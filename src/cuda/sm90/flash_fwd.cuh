@@ -97,6 +97,7 @@
 #include "core/status.hpp"
 #include "cuda/common/launch_ex.hpp"
 #include "cuda/common/quad_store.cuh"
+#include "cuda/common/sm90_pair_load.cuh"
 #include "cuda/common/sm90_pipeline.hpp"
 #include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/dispatch.hpp"
@@ -693,13 +694,7 @@ struct FwdKernel {
       if constexpr (kMc) return params.tma_v_mc;
       else return params.tma_v;
     }();
-    // This CTA's rank in the pair: which half of each block it loads. Read again at each load
-    // (a special register) rather than kept live: this thread runs on 24 registers.
-    auto mc_rank = [] {
-      if constexpr (kMc) return int(cute::block_rank_in_cluster());
-      else return _0{};
-    };
-    using McLayout = Layout<Int<kMc ? 2 : 1>>;
+    using Load = PairLoad<kMc>;
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
     Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutV{});
     auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
@@ -728,8 +723,8 @@ struct FwdKernel {
         }
       }();
       // (tuples, not structured bindings: the loaders below capture them)
-      auto part_k = [&] { return tma_partition(tma_k, mc_rank(), McLayout{}, group_modes<0, 2>(sK), group_modes<0, 2>(gK)); };
-      auto part_v = [&] { return tma_partition(tma_v, mc_rank(), McLayout{}, group_modes<0, 2>(sV), group_modes<0, 2>(gV)); };
+      auto part_k = [&] { return Load::partition(tma_k, group_modes<0, 2>(sK), group_modes<0, 2>(gK)); };
+      auto part_v = [&] { return Load::partition(tma_v, group_modes<0, 2>(sV), group_modes<0, 2>(gV)); };
       auto tK = part_k();
       auto tV = part_v();
 
@@ -740,16 +735,12 @@ struct FwdKernel {
       // as the previous tile's last V is issued, a few key blocks before that tile ends. Block 0
       // is peeled so the Q coordinates are dead in the loop (this thread runs on 24 registers).
       // (Multicast: each CTA's full barrier expects the whole block, both halves.)
-      auto with_bar = [&](auto const& tma, uint64_t& bar) {
-        if constexpr (kMc) return tma.with(bar, uint16_t(0b11));
-        else return tma.with(bar);
-      };
       auto load_k = [&](int it) {
         auto const& t = [&] {
           if constexpr (kMc) return part_k();
           else return tK;
         }();
-        copy(with_bar(tma_k, ss.pipe_k.producer_acquire(kv_it + it, kBytesKV)),
+        copy(Load::with(tma_k, ss.pipe_k.producer_acquire(kv_it + it, kBytesKV)),
              get<0>(t)(_, w.n_block_max - 1 - it), get<1>(t)(_, PipelineTma<kStages>::stage(kv_it + it)));
       };
       auto load_v = [&](int it) {
@@ -757,7 +748,7 @@ struct FwdKernel {
           if constexpr (kMc) return part_v();
           else return tV;
         }();
-        copy(with_bar(tma_v, ss.pipe_v.producer_acquire(kv_it + it, kBytesKV)),
+        copy(Load::with(tma_v, ss.pipe_v.producer_acquire(kv_it + it, kBytesKV)),
              get<0>(t)(_, w.n_block_max - 1 - it), get<1>(t)(_, PipelineTma<kStages>::stage(kv_it + it)));
       };
       if constexpr (kQStages > 1) {
