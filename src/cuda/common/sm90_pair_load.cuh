@@ -29,6 +29,12 @@ struct PairLoad {
   __device__ static auto partition(Tma const& tma, STensor const& s, GTensor const& g) {
     return cute::tma_partition(tma, rank(), CtaLayout{}, s, g);
   }
+  // The map a loop uses: the multicast one in a pair (the two have different types).
+  template <class McTma, class Tma>
+  __device__ static decltype(auto) pick(McTma const& mc, Tma const& plain) {
+    if constexpr (kMc) return (mc);
+    else return (plain);
+  }
   // The executable copy signalling `bar`: into both CTAs of the pair, or this one.
   template <class Tma>
   __device__ static auto with(Tma const& tma, uint64_t& bar) {

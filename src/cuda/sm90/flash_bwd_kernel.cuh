@@ -1118,15 +1118,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // (each CTA's full barrier still expects the whole tile; LSE and D rows stay per CTA).
     auto load_steps = [&](auto mc) {
       constexpr bool kMc = decltype(mc)::value;
-      auto const& tma_q = [&]() -> auto const& {
-        if constexpr (kMc) return prm.tma_q_mc;
-        else return prm.tma_q;
-      }();
-      auto const& tma_do = [&]() -> auto const& {
-        if constexpr (kMc) return prm.tma_do_mc;
-        else return prm.tma_do;
-      }();
       using Load = PairLoad<kMc>;
+      auto const& tma_q = Load::pick(prm.tma_q_mc, prm.tma_q);
+      auto const& tma_do = Load::pick(prm.tma_do_mc, prm.tma_do);
       Tensor mQc = tma_q.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
       Tensor mdOc = tma_do.get_tma_tensor(make_shape(rows_q, kHeadDim, p.heads_q, batch_g));
       int stage = 0, phase = 0;

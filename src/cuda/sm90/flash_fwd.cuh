@@ -686,15 +686,9 @@ struct FwdKernel {
   __device__ static void produce_impl(Params const& params, SharedStorage& ss) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
-    auto const& tma_k = [&]() -> auto const& {
-      if constexpr (kMc) return params.tma_k_mc;
-      else return params.tma_k;
-    }();
-    auto const& tma_v = [&]() -> auto const& {
-      if constexpr (kMc) return params.tma_v_mc;
-      else return params.tma_v;
-    }();
     using Load = PairLoad<kMc>;
+    auto const& tma_k = Load::pick(params.tma_k_mc, params.tma_k);
+    auto const& tma_v = Load::pick(params.tma_v_mc, params.tma_v);
     Tensor sK = make_tensor(make_smem_ptr(ss.k.data()), SmemLayoutKV{});
     Tensor sV = make_tensor(make_smem_ptr(ss.v.data()), SmemLayoutV{});
     auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
