@@ -54,6 +54,8 @@
 // First-adder store (BwdParams::dq_store_first, FA_SM90_BWD_DQ_STORE; kDqTma only): the
 // accumulator is not zeroed beforehand; each block's first adder (turn 0, or the winner of a CAS
 // on the turn counter) stores it with a bulk copy and the others add after it (dq_writer).
+// Clusters (FA_SM90_BWD_CLUSTER, default off: measured slower): two adjacent key blocks share
+// their Q/dO loads by TMA multicast and release each stage to both producers.
 // Registers: setmaxnreg gives the consumers 240 and the producer 24 of the 65536.
 #pragma once
 

@@ -17,7 +17,10 @@
 //                       directly).
 // Synchronisation: mbarriers only between roles — each ring slot (Q's too) has a full (TMA
 // transaction) and an empty (kConsumerThreads arrivals) barrier; Q's slot is released after the
-// tile's last Q·Kᵀ. `setmaxnreg` hands the producer's registers to the consumers. Switches
+// tile's last Q·Kᵀ. `setmaxnreg` hands the producer's registers to the consumers. Unmasked
+// d128-d256 tiles run in clusters of two (FA_SM90_FWD_CLUSTER): the pair takes query blocks 2p,
+// 2p + 1 of one head, each producer loads half of every K/V block into both CTAs (TMA multicast),
+// and a K/V slot's empty barrier then counts one arrival per consumer warpgroup of both CTAs. Switches
 // (fwd_feature bits; FA_SM90_FWD_ABLATE picks a bf16 d128 variant with one of them off):
 //   kIntraWgOverlap: S_{j+1} = Q·K_{j+1}ᵀ is issued before O += P_j·V_j and the softmax of j+1
 //                    runs while that PV wgmma is in flight (FA3 §3.2).
