@@ -87,6 +87,114 @@ namespace fa::cuda::sm90_bwd {
 
 using namespace cute;
 
+// ---- precomputed MMA partition types (compile memory only) -------------------------------------
+// ThrMMA::partition_fragment_A/B(s) is make_fragment_A/B of the smem tensor's thrfrg_A/B layout
+// sliced at the thread, partition_C likewise with thrfrg_C, and partition_fragment_C a register
+// tensor of partition_shape_C's shape. Those layouts and shapes are pure functions of the
+// TiledMMA and the tensor's layout (or shape) types, and CuTe's algebra for them is ~20k template
+// instantiations per d 96 unit in cicc's front end, whose memory grows with instantiations (house
+// limit 2 GB per unit). The tables below hold the types as printed by this file's generator mode
+// (FA_SM90_BWD_PARTITION_GEN, at its end) from CuTe's own derivation, for the tiles listed there;
+// mma_frag_a/b, mma_part_c and mma_frag_c then run exactly CuTe's lines with the tabled type (the
+// slice at the thread and make_fragment_A/B stay CuTe's), so the generated code is the same.
+// Static layouts only; anything not tabled takes CuTe's call (costs memory, never correctness).
+template <class Mma, class Layout>
+struct MmaThrfrgA {
+  static constexpr bool kKnown = false;
+};
+template <class Mma, class Layout>
+struct MmaThrfrgB {
+  static constexpr bool kKnown = false;
+};
+template <class Mma, class Layout>
+struct MmaThrfrgC {
+  static constexpr bool kKnown = false;
+};
+template <class Mma, class Shape>
+struct MmaShapeC {
+  static constexpr bool kKnown = false;
+};
+template <class X>
+struct MmaKnown {
+  static constexpr bool kKnown = true;
+  using type = X;
+};
+template <class L>
+using PlainT = std::remove_cv_t<std::remove_reference_t<L>>;
+
+template <class Mma, class V, class ATensor>
+CUTE_DEVICE auto mma_frag_a(ThrMMA<Mma, V> const& thr, ATensor&& atensor) {
+  using E = MmaThrfrgA<Mma, PlainT<decltype(atensor.layout())>>;
+  if constexpr (E::kKnown) {
+    auto thr_tensor = make_tensor(static_cast<ATensor&&>(atensor).data(), typename E::type{});
+    auto thr_vmk = make_coord(get<0>(thr.thr_vmnk_), make_coord(get<1>(thr.thr_vmnk_), get<3>(thr.thr_vmnk_)));
+    return Mma::make_fragment_A(thr_tensor(thr_vmk, make_coord(_, repeat<rank<1, 1>(thr_tensor)>(_))));
+  } else {
+    return thr.partition_fragment_A(static_cast<ATensor&&>(atensor));
+  }
+}
+template <class Mma, class V, class BTensor>
+CUTE_DEVICE auto mma_frag_b(ThrMMA<Mma, V> const& thr, BTensor&& btensor) {
+  using E = MmaThrfrgB<Mma, PlainT<decltype(btensor.layout())>>;
+  if constexpr (E::kKnown) {
+    auto thr_tensor = make_tensor(static_cast<BTensor&&>(btensor).data(), typename E::type{});
+    auto thr_vnk = make_coord(get<0>(thr.thr_vmnk_), make_coord(get<2>(thr.thr_vmnk_), get<3>(thr.thr_vmnk_)));
+    return Mma::make_fragment_B(thr_tensor(thr_vnk, make_coord(_, repeat<rank<1, 1>(thr_tensor)>(_))));
+  } else {
+    return thr.partition_fragment_B(static_cast<BTensor&&>(btensor));
+  }
+}
+template <class Mma, class V, class CTensor>
+CUTE_DEVICE auto mma_part_c(ThrMMA<Mma, V> const& thr, CTensor&& ctensor) {
+  using E = MmaThrfrgC<Mma, PlainT<decltype(ctensor.layout())>>;
+  if constexpr (E::kKnown) {
+    auto thr_tensor = make_tensor(static_cast<CTensor&&>(ctensor).data(), typename E::type{});
+    auto thr_vmn = make_coord(get<0>(thr.thr_vmnk_), make_coord(get<1>(thr.thr_vmnk_), get<2>(thr.thr_vmnk_)));
+    return thr_tensor(thr_vmn, make_coord(_, repeat<rank<1, 1>(thr_tensor)>(_)));
+  } else {
+    return thr.partition_C(static_cast<CTensor&&>(ctensor));
+  }
+}
+template <class Mma, class Shape>
+CUTE_DEVICE auto mma_frag_c(Mma const& mma, Shape const& shape) {
+  using E = MmaShapeC<Mma, Shape>;
+  if constexpr (E::kKnown) {
+    return make_tensor<typename Mma::FrgTypeC>(typename E::type{});
+  } else {
+    return partition_fragment_C(mma, shape);
+  }
+}
+#ifndef FA_SM90_BWD_PARTITION_GEN
+// ---- generated table (see the generator at the end of the file) ----
+template <> struct MmaShapeC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::tuple<cute::C<64>, cute::C<96> >> : MmaKnown<cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<2> >, cute::C<1>, cute::C<3> >> {};
+template <> struct MmaShapeC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32F16F16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::tuple<cute::C<64>, cute::C<96> >> : MmaKnown<cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<2> >, cute::C<1>, cute::C<3> >> {};
+template <> struct MmaShapeC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::tuple<cute::C<128>, cute::C<64> >> : MmaKnown<cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<8> >, cute::C<1>, cute::C<1> >> {};
+template <> struct MmaShapeC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::tuple<cute::C<128>, cute::C<64> >> : MmaKnown<cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<8> >, cute::C<1>, cute::C<1> >> {};
+template <> struct MmaShapeC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32BF16BF16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::tuple<cute::C<128>, cute::C<96> >> : MmaKnown<cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<12> >, cute::C<1>, cute::C<1> >> {};
+template <> struct MmaShapeC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32F16F16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::tuple<cute::C<128>, cute::C<96> >> : MmaKnown<cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<12> >, cute::C<1>, cute::C<1> >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<64>, cute::C<128>, cute::C<2> >, cute::tuple<cute::C<1>, cute::C<64>, cute::C<8192> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<1>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::C<8>, cute::C<2> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<1>, cute::C<64> >, cute::tuple<cute::C<0>, cute::C<1024>, cute::C<8192> > > > >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32F16F16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<64>, cute::C<128>, cute::C<2> >, cute::tuple<cute::C<1>, cute::C<64>, cute::C<8192> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<1>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::C<8>, cute::C<2> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<1>, cute::C<64> >, cute::tuple<cute::C<0>, cute::C<1024>, cute::C<8192> > > > >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<16> >, cute::tuple<cute::C<16>, cute::C<6> > >, cute::tuple<cute::tuple<cute::C<16>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<2048> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::C<6> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<1024>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<16>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<2048> > > > >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<16> >, cute::tuple<cute::C<32>, cute::C<3> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<256> >, cute::tuple<cute::C<1>, cute::C<4096> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::tuple<cute::C<2>, cute::C<3> > > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<2048>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<1> >, cute::tuple<cute::C<0>, cute::tuple<cute::C<16>, cute::C<4096> > > > > >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<16> >, cute::tuple<cute::C<16>, cute::C<6> > >, cute::tuple<cute::tuple<cute::C<16>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<2048> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::C<6> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<1024>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<16>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<2048> > > > >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<16> >, cute::tuple<cute::C<32>, cute::C<3> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<256> >, cute::tuple<cute::C<1>, cute::C<4096> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::tuple<cute::C<2>, cute::C<3> > > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<2048>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<1> >, cute::tuple<cute::C<0>, cute::tuple<cute::C<16>, cute::C<4096> > > > > >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32BF16BF16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<16> >, cute::tuple<cute::C<64>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<2> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<512> >, cute::tuple<cute::C<1>, cute::C<0> >, cute::tuple<cute::C<0>, cute::C<8192> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<2> >, cute::tuple<cute::C<1>, cute::C<4>, cute::tuple<cute::C<1>, cute::C<2> > > > >, cute::tuple<cute::tuple<cute::tuple<cute::C<2>, cute::C<64>, cute::C<1024> >, cute::tuple<cute::C<4096>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<1>, cute::C<512>, cute::C<8> >, cute::tuple<cute::C<0>, cute::C<16>, cute::tuple<cute::C<0>, cute::C<8192> > > > > >> {};
+template <> struct MmaThrfrgA<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32F16F16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<16> >, cute::tuple<cute::C<64>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<2> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<512> >, cute::tuple<cute::C<1>, cute::C<0> >, cute::tuple<cute::C<0>, cute::C<8192> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<2> >, cute::tuple<cute::C<1>, cute::C<4>, cute::tuple<cute::C<1>, cute::C<2> > > > >, cute::tuple<cute::tuple<cute::tuple<cute::C<2>, cute::C<64>, cute::C<1024> >, cute::tuple<cute::C<4096>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<1>, cute::C<512>, cute::C<8> >, cute::tuple<cute::C<0>, cute::C<16>, cute::tuple<cute::C<0>, cute::C<8192> > > > > >> {};
+template <> struct MmaThrfrgB<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<16>, cute::C<6> >, cute::C<128> >, cute::tuple<cute::tuple<cute::C<1>, cute::C<2048> >, cute::C<16> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<16>, cute::C<16> >, cute::tuple<cute::C<3>, cute::C<8> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<2048>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<1>, cute::C<16> >, cute::tuple<cute::C<4096>, cute::C<256> > > > >> {};
+template <> struct MmaThrfrgB<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32F16F16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<16>, cute::C<6> >, cute::C<128> >, cute::tuple<cute::tuple<cute::C<1>, cute::C<2048> >, cute::C<16> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<16>, cute::C<16> >, cute::tuple<cute::C<3>, cute::C<8> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<2048>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<1>, cute::C<16> >, cute::tuple<cute::C<4096>, cute::C<256> > > > >> {};
+template <> struct MmaThrfrgB<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<8> >, cute::tuple<cute::C<32>, cute::C<3> >, cute::tuple<cute::C<1>, cute::C<3> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<256> >, cute::tuple<cute::C<1>, cute::C<2048> >, cute::tuple<cute::C<0>, cute::C<6144> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<1>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::tuple<cute::C<2>, cute::C<3> >, cute::tuple<cute::C<1>, cute::C<3> > > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<1> >, cute::tuple<cute::C<0>, cute::tuple<cute::C<16>, cute::C<2048> >, cute::tuple<cute::C<0>, cute::C<6144> > > > > >> {};
+template <> struct MmaThrfrgB<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<8>, cute::C<8> >, cute::tuple<cute::C<32>, cute::C<3> >, cute::tuple<cute::C<1>, cute::C<3> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<256> >, cute::tuple<cute::C<1>, cute::C<2048> >, cute::tuple<cute::C<0>, cute::C<6144> > > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<1>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<64>, cute::C<16> >, cute::tuple<cute::C<1>, cute::tuple<cute::C<2>, cute::C<3> >, cute::tuple<cute::C<1>, cute::C<3> > > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::C<32>, cute::C<1> >, cute::tuple<cute::C<0>, cute::tuple<cute::C<16>, cute::C<2048> >, cute::tuple<cute::C<0>, cute::C<6144> > > > > >> {};
+template <> struct MmaThrfrgB<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32BF16BF16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<32>, cute::C<3> >, cute::C<64>, cute::C<3> >, cute::tuple<cute::tuple<cute::C<1>, cute::C<2048> >, cute::C<32>, cute::C<6144> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<1>, cute::C<1> > >, cute::tuple<cute::tuple<cute::tuple<cute::C<32>, cute::C<3> >, cute::C<16> >, cute::tuple<cute::C<1>, cute::C<4>, cute::C<3> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::tuple<cute::C<1>, cute::C<2048> >, cute::C<32> >, cute::tuple<cute::C<0>, cute::C<512>, cute::C<6144> > > > >> {};
+template <> struct MmaThrfrgB<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32F16F16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::tuple<cute::C<32>, cute::C<3> >, cute::C<64>, cute::C<3> >, cute::tuple<cute::tuple<cute::C<1>, cute::C<2048> >, cute::C<32>, cute::C<6144> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::C<128>, cute::tuple<cute::C<1>, cute::C<1> > >, cute::tuple<cute::tuple<cute::tuple<cute::C<32>, cute::C<3> >, cute::C<16> >, cute::tuple<cute::C<1>, cute::C<4>, cute::C<3> > > >, cute::tuple<cute::tuple<cute::C<0>, cute::tuple<cute::C<0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::tuple<cute::C<1>, cute::C<2048> >, cute::C<32> >, cute::tuple<cute::C<0>, cute::C<512>, cute::C<6144> > > > >> {};
+template <> struct MmaThrfrgC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<64>, cute::C<96> >, cute::tuple<cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<1>, 1> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<1>, cute::C<2> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<2> >, cute::tuple<cute::C<1>, cute::C<3> > > >, cute::tuple<cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<2>, 1>, cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<16>, 0> >, cute::tuple<cute::C<0>, cute::ScaledBasis<cute::C<16>, 1> > >, cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<1>, 1>, cute::ScaledBasis<cute::C<8>, 0>, cute::ScaledBasis<cute::C<8>, 1> >, cute::tuple<cute::C<0>, cute::ScaledBasis<cute::C<32>, 1> > > > >> {};
+template <> struct MmaThrfrgC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x16x16_F32F16F16_SS<(cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<1>, cute::C<2>, cute::C<1> >, cute::tuple<cute::C<0>, cute::C<1>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<64>, cute::C<96> >, cute::tuple<cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<1>, 1> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<1>, cute::C<2> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<2> >, cute::tuple<cute::C<1>, cute::C<3> > > >, cute::tuple<cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<2>, 1>, cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<16>, 0> >, cute::tuple<cute::C<0>, cute::ScaledBasis<cute::C<16>, 1> > >, cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<1>, 1>, cute::ScaledBasis<cute::C<8>, 0>, cute::ScaledBasis<cute::C<8>, 1> >, cute::tuple<cute::C<0>, cute::ScaledBasis<cute::C<32>, 1> > > > >> {};
+template <> struct MmaThrfrgC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<128>, cute::C<64> >, cute::tuple<cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<1>, 1> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<8> >, cute::tuple<cute::C<1>, cute::C<1> > > >, cute::tuple<cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<2>, 1>, cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<16>, 0> >, cute::tuple<cute::ScaledBasis<cute::C<64>, 0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<1>, 1>, cute::ScaledBasis<cute::C<8>, 0>, cute::ScaledBasis<cute::C<8>, 1> >, cute::tuple<cute::C<0>, cute::C<0> > > > >> {};
+template <> struct MmaThrfrgC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x64x16_F32F16F16_SS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<128>, cute::C<64> >, cute::tuple<cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<1>, 1> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<8> >, cute::tuple<cute::C<1>, cute::C<1> > > >, cute::tuple<cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<2>, 1>, cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<16>, 0> >, cute::tuple<cute::ScaledBasis<cute::C<64>, 0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<1>, 1>, cute::ScaledBasis<cute::C<8>, 0>, cute::ScaledBasis<cute::C<8>, 1> >, cute::tuple<cute::C<0>, cute::C<0> > > > >> {};
+template <> struct MmaThrfrgC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32BF16BF16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<128>, cute::C<96> >, cute::tuple<cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<1>, 1> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<12> >, cute::tuple<cute::C<1>, cute::C<1> > > >, cute::tuple<cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<2>, 1>, cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<16>, 0> >, cute::tuple<cute::ScaledBasis<cute::C<64>, 0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<1>, 1>, cute::ScaledBasis<cute::C<8>, 0>, cute::ScaledBasis<cute::C<8>, 1> >, cute::tuple<cute::C<0>, cute::C<0> > > > >> {};
+template <> struct MmaThrfrgC<cute::TiledMMA<cute::MMA_Atom<cute::SM90::GMMA::MMA_64x96x16_F32F16F16_RS<(cute::SM90::GMMA::Major)0, (cute::SM90::GMMA::Major)1, (cute::SM90::GMMA::ScaleIn)1, (cute::SM90::GMMA::ScaleIn)1> >, cute::Layout<cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<1>, cute::C<0>, cute::C<0> > >, cute::tuple<cute::Underscore, cute::Underscore, cute::Underscore> >, cute::Layout<cute::tuple<cute::C<128>, cute::C<96> >, cute::tuple<cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<1>, 1> > >> : MmaKnown<cute::Layout<cute::tuple<cute::tuple<cute::tuple<cute::C<4>, cute::C<8>, cute::C<4> >, cute::tuple<cute::C<2>, cute::C<1> > >, cute::tuple<cute::tuple<cute::C<2>, cute::C<2>, cute::C<12> >, cute::tuple<cute::C<1>, cute::C<1> > > >, cute::tuple<cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<2>, 1>, cute::ScaledBasis<cute::C<1>, 0>, cute::ScaledBasis<cute::C<16>, 0> >, cute::tuple<cute::ScaledBasis<cute::C<64>, 0>, cute::C<0> > >, cute::tuple<cute::tuple<cute::ScaledBasis<cute::C<1>, 1>, cute::ScaledBasis<cute::C<8>, 0>, cute::ScaledBasis<cute::C<8>, 1> >, cute::tuple<cute::C<0>, cute::C<0> > > > >> {};
+// ---- end of generated table ----
+#endif
+
 // K-major smem atom (8 rows x W elements, W*2 bytes swizzled) for the widest W in {64, 32, 16}
 // dividing `width`: an MN-major (transposed) view then splits at atom boundaries only.
 template <typename T, int width>
@@ -983,7 +1091,7 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   const int m_rot = prm.rotate_m ? rotation_start(bwd_in_cluster(prm) ? cc.n_block & ~1 : cc.n_block, int(seq.k_len), Cfg::kBlockN, m_count) : 0;
   const int64_t prow_seq = padded_row_start(p, cc.b, seq.q_start);
   typename Cfg::MmadQ mma_dq;
-  Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor cdQ = mma_part_c(mma_dq.get_thread_slice(tid), make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
   static_assert(kBlockM * dq_tile_ld<kHeadDim>() * 2 <= kBlockM * kHeadDim * 4, "the tile fits the staging buffer");
 #pragma unroll 1
@@ -1197,22 +1305,22 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   auto thr_dkv = mma_dkv.get_thread_slice(tid);
   auto thr_dq = mma_dq.get_thread_slice(tid);
 
-  Tensor tSrK = thr_sdp.partition_fragment_A(sK);     // (MMA, MMA_M, MMA_K)
-  Tensor tSrQ = thr_sdp.partition_fragment_B(sQ);     // (MMA, MMA_N, MMA_K, stages)
-  Tensor tdPrV = thr_sdp.partition_fragment_A(sV);
-  Tensor tdPrdO = thr_sdp.partition_fragment_B(sdO);
-  Tensor tdVrdO = thr_dkv.partition_fragment_B(sdOt);  // (MMA, MMA_N, MMA_K, stages)
-  Tensor tdKrQ = thr_dkv.partition_fragment_B(sQt);
-  Tensor tdQrdS = thr_dq.partition_fragment_A(sdS);   // (MMA, MMA_M, MMA_K, buffers)
-  Tensor tdQrK = thr_dq.partition_fragment_B(sKt);
+  Tensor tSrK = mma_frag_a(thr_sdp, sK);     // (MMA, MMA_M, MMA_K)
+  Tensor tSrQ = mma_frag_b(thr_sdp, sQ);     // (MMA, MMA_N, MMA_K, stages)
+  Tensor tdPrV = mma_frag_a(thr_sdp, sV);
+  Tensor tdPrdO = mma_frag_b(thr_sdp, sdO);
+  Tensor tdVrdO = mma_frag_b(thr_dkv, sdOt);  // (MMA, MMA_N, MMA_K, stages)
+  Tensor tdKrQ = mma_frag_b(thr_dkv, sQt);
+  Tensor tdQrdS = mma_frag_a(thr_dq, sdS);   // (MMA, MMA_M, MMA_K, buffers)
+  Tensor tdQrK = mma_frag_b(thr_dq, sKt);
 
-  Tensor tdVrdV = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
-  Tensor tdKrdK = partition_fragment_C(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
+  Tensor tdVrdV = mma_frag_c(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
+  Tensor tdKrdK = mma_frag_c(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
   clear(tdVrdV);
   clear(tdKrdK);
 
   // Element coordinates of the accumulators: S^T is (key, query), dQ is (query, head dim).
-  Tensor tScS = thr_sdp.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kBlockM>>{}));
+  Tensor tScS = mma_part_c(thr_sdp, make_identity_tensor(Shape<Int<kBlockN>, Int<kBlockM>>{}));
 
   // Generic dS^T (and split-D P^T) store to smem: the !kDsStsm ablation only. Built in discarded
   // branches elsewhere, so the stmatrix instances never instantiate CuTe's tiled-copy algebra
@@ -1266,7 +1374,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // step). Not with softcap: its P^T/dS^T loop keeps tanh's derivative per score, and ptxas then
   // serialised the wgmmas (C7511, d64).
   constexpr bool kPrefetchS = Cfg::kPrefetchS && !kSoftcap;
-  Tensor tSrS_carried = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+  Tensor tSrS_carried = mma_frag_c(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
   if constexpr (kPrefetchS) {
     if (n_steps > 0) {
       cutlass::arch::ClusterBarrier::wait(&ss.bar_q[0], 0);
@@ -1291,7 +1399,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     named_arrive(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
   };
   // kDqDefer: the previous step's dQ_blk, staged in this step (see BwdConfig::kDqDefer).
-  Tensor tdQrdQ_prev = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tdQrdQ_prev = mma_frag_c(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   int steps_left = n_steps;
   for (int h = hk * group; h < (hk + 1) * group; ++h) {
   for (int mi = 0; mi < m_count; ++mi) {
@@ -1303,9 +1411,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // Without kPrefetchS the accumulators are a fresh tensor per step: the wgmma's accumulator
     // operands are read-write, so a tensor declared outside the loop would keep the previous
     // step's 32 values live across the back edge (at d128 that alone spilled).
-    Tensor tSrS_step = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+    Tensor tSrS_step = mma_frag_c(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
     auto& tSrS = select_ref<kPrefetchS>(tSrS_carried, tSrS_step);
-    Tensor tdPrdP = partition_fragment_C(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
+    Tensor tdPrdP = mma_frag_c(mma_sdp, Shape<Int<kBlockN>, Int<kBlockM>>{});
     if constexpr (!kPrefetchS) {
       cutlass::arch::ClusterBarrier::wait(&ss.bar_q[stage], phase);
       wgmma_batch<true>(mma_sdp, tSrK, tSrQ(_, _, _, stage), tSrS);
@@ -1395,7 +1503,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
         // only after waiting for all of its wgmmas of this step (this dV among them).
         cutlass::arch::fence_view_async_shared();
         consumer_sync(int(BarrierId::PtWritten), kConsumerThreads);
-        Tensor tdVrPt = thr_dkv.partition_fragment_A(sPt);  // (MMA, MMA_M, MMA_K, buffers)
+        Tensor tdVrPt = mma_frag_a(thr_dkv, sPt);  // (MMA, MMA_M, MMA_K, buffers)
         wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
       }
     }
@@ -1438,12 +1546,12 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     }
     cutlass::arch::fence_view_async_shared();
     consumer_sync(int(BarrierId::DsWritten), kConsumerThreads);
-    Tensor tdQrdQ = partition_fragment_C(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+    Tensor tdQrdQ = mma_frag_c(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
     static_assert(decltype(size(tdQrdQ))::value == Cfg::kDqFragValues);
     if constexpr (Cfg::kSplitD) {
       // Both query halves of P^T and dS^T are in smem now (FA_SM90_BWD_SPLITD_ORDER: the order).
-      Tensor tdVrPt = thr_dkv.partition_fragment_A(sPt);  // (MMA, MMA_M, MMA_K, buffers)
-      Tensor tdKrdSt = thr_dkv.partition_fragment_A(sdSt);
+      Tensor tdVrPt = mma_frag_a(thr_dkv, sPt);  // (MMA, MMA_M, MMA_K, buffers)
+      Tensor tdKrdSt = mma_frag_a(thr_dkv, sdSt);
       if constexpr (Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
       if constexpr (!Cfg::kDvEarly) wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
       wgmma_batch<false>(mma_dkv, tdKrdSt(_, _, _, buf), tdKrQ(_, _, _, stage), tdKrdK);
@@ -1538,7 +1646,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   }
 
   // Epilogue: dK (times the softmax scale, which dS^T left out) and dV of the valid keys.
-  Tensor tdKVc = thr_dkv.partition_C(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  Tensor tdKVc = mma_part_c(thr_dkv, make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
   T* dk = static_cast<T*>(p.dk);
   T* dv = static_cast<T*>(p.dv);
   const CtaCoord ce = cta_coord<Cfg, kMasked>(prm);  // = (n_block, hk, b), recomputed
@@ -1627,3 +1735,84 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 }
 
 }  // namespace fa::cuda::sm90_bwd
+
+#ifdef FA_SM90_BWD_PARTITION_GEN
+// Generator of the table at the top of the file (host program):
+//   nvcc -std=c++17 -I include -I src -isystem .deps/cutlass/include --expt-relaxed-constexpr
+//     -DFA_SM90_BWD_PARTITION_GEN -x cu src/cuda/sm90/flash_bwd_kernel.cuh -o /tmp/gen90
+//   /tmp/gen90 | sort -u   -> the lines between the table's markers
+// Tabled tiles: the d 96 ones (the units whose front end was over 2 GB); add configurations to
+// main() to table others.
+#include <cxxabi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <typeinfo>
+
+namespace fa::cuda::sm90_bwd::gen {
+template <class X>
+std::string type_name() {  // demangled typeid: keeps the integer types of C<...> (0u, 8l, ...)
+  int status = 0;
+  char* p = abi::__cxa_demangle(typeid(X).name(), nullptr, nullptr, &status);
+  std::string s = p;
+  std::free(p);
+  return s;
+}
+template <class O>
+void emit(const char* table, std::string const& mma, std::string const& key) {
+  if constexpr (is_static<O>::value)
+    printf("template <> struct %s<%s, %s> : MmaKnown<%s> {};\n", table, mma.c_str(), key.c_str(),
+           type_name<O>().c_str());
+}
+template <class Mma, class L> void emit_a() {
+  emit<decltype(Mma{}.thrfrg_A(L{}))>("MmaThrfrgA", type_name<Mma>(), type_name<L>());
+}
+template <class Mma, class L> void emit_b() {
+  emit<decltype(Mma{}.thrfrg_B(L{}))>("MmaThrfrgB", type_name<Mma>(), type_name<L>());
+}
+template <class Mma, class L> void emit_c() {
+  emit<decltype(Mma{}.thrfrg_C(L{}))>("MmaThrfrgC", type_name<Mma>(), type_name<L>());
+}
+template <class Mma, class S> void emit_shape_c() {
+  emit<decltype(partition_shape_C(Mma{}, S{}))>("MmaShapeC", type_name<Mma>(), type_name<S>());
+}
+template <class L> using Id = PlainT<decltype(make_identity_tensor(L{}).layout())>;
+// The layout of an smem tensor of a swizzled layout (CuTe moves the swizzle into the pointer).
+template <class Cfg, class L>
+using Smem = PlainT<decltype(make_tensor(make_smem_ptr(static_cast<typename Cfg::T*>(nullptr)), L{}).layout())>;
+template <class Cfg>
+void per_config() {
+  using SdP = typename Cfg::MmaSdP;
+  using KV = typename Cfg::MmadKV;
+  using DQ = typename Cfg::MmadQ;
+  using BM = Int<Cfg::kBlockM>;
+  using BN = Int<Cfg::kBlockN>;
+  using D = Int<Cfg::kHeadDim>;
+  emit_a<SdP, Smem<Cfg, typename Cfg::SmemLayoutK>>();
+  emit_a<SdP, Smem<Cfg, typename Cfg::SmemLayoutV>>();
+  emit_b<SdP, Smem<Cfg, typename Cfg::SmemLayoutQ>>();
+  emit_b<KV, Smem<Cfg, typename Cfg::SmemLayoutQt>>();
+  emit_a<KV, Smem<Cfg, typename Cfg::SmemLayoutdSt>>();
+  emit_a<DQ, Smem<Cfg, typename Cfg::SmemLayoutdS>>();
+  emit_b<DQ, Smem<Cfg, typename Cfg::SmemLayoutKt>>();
+  emit_shape_c<KV, Shape<BN, D>>();
+  emit_shape_c<SdP, Shape<BN, BM>>();
+  emit_shape_c<DQ, Shape<BM, D>>();
+  emit_c<SdP, Id<Shape<BN, BM>>>();
+  emit_c<KV, Id<Shape<BN, D>>>();
+  emit_c<DQ, Id<Shape<BM, D>>>();
+}
+}  // namespace fa::cuda::sm90_bwd::gen
+
+int main() {
+  using namespace fa::cuda::sm90_bwd;
+  gen::per_config<BwdConfig<cutlass::bfloat16_t, 96>>();
+  gen::per_config<BwdConfig<cutlass::half_t, 96>>();
+  // softcap instances whose default tile has 128 queries per step take the 64-query one
+  if constexpr (BwdConfig<cutlass::bfloat16_t, 96>::kBlockM == 128) {
+    gen::per_config<BwdConfig<cutlass::bfloat16_t, 96, 0, true, false, true, true, false, 64>>();
+    gen::per_config<BwdConfig<cutlass::half_t, 96, 0, true, false, true, true, false, 64>>();
+  }
+}
+#endif
