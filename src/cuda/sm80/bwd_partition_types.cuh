@@ -30,21 +30,16 @@
 #include <cute/tensor.hpp>
 #include <cute/atom/copy_atom.hpp>
 
+#include "cuda/common/type_table.hpp"
+
 namespace fa::cuda::sm80::bwd {
 
 template <class TiledCopy, class Layout>
-struct TidfrgS {
-  static constexpr bool kKnown = false;
-};
+struct TidfrgS : TableMiss {};
 template <class TiledCopy, class Layout>
-struct TidfrgD {
-  static constexpr bool kKnown = false;
-};
+struct TidfrgD : TableMiss {};
 template <class Frg>
-struct TidfrgKnown {
-  static constexpr bool kKnown = true;
-  using type = Frg;
-};
+using TidfrgKnown = TableHit<Frg>;
 
 // ThrCopy's two lines with the tidfrg layout from the table. A swizzled tile's layout keeps the
 // tensor's offset (a local_tile at a runtime chunk has one; the generator checks that tidfrg
@@ -84,9 +79,7 @@ CUTE_HOST_DEVICE auto partition_d(cute::ThrCopy<TiledCopy, ThrIdx> const& thr, D
 
 // ThrMMA::partition_C with ThrfrgC's thrfrg_C layout (static: identity tensors, the dQ tile).
 template <class TiledMma, class Layout>
-struct ThrfrgC {
-  static constexpr bool kKnown = false;
-};
+struct ThrfrgC : TableMiss {};
 template <class TiledMma, class ThrVMNK, class CTensor>
 CUTE_HOST_DEVICE auto partition_c(cute::ThrMMA<TiledMma, ThrVMNK> const& thr, CTensor&& ctensor) {
   using E = ThrfrgC<TiledMma, std::remove_cv_t<std::remove_reference_t<decltype(ctensor.layout())>>>;

@@ -81,6 +81,7 @@
 #include "cuda/common/quad_store.cuh"
 #include "cuda/common/sm90_pair_load.cuh"
 #include "cuda/common/sm90_stmatrix.cuh"
+#include "cuda/common/type_table.hpp"
 #include "cuda/sm90/bwd_workspace.hpp"
 
 namespace fa::cuda::sm90_bwd {
@@ -99,26 +100,15 @@ using namespace cute;
 // slice at the thread and make_fragment_A/B stay CuTe's), so the generated code is the same.
 // Static layouts only; anything not tabled takes CuTe's call (costs memory, never correctness).
 template <class Mma, class Layout>
-struct MmaThrfrgA {
-  static constexpr bool kKnown = false;
-};
+struct MmaThrfrgA : TableMiss {};
 template <class Mma, class Layout>
-struct MmaThrfrgB {
-  static constexpr bool kKnown = false;
-};
+struct MmaThrfrgB : TableMiss {};
 template <class Mma, class Layout>
-struct MmaThrfrgC {
-  static constexpr bool kKnown = false;
-};
+struct MmaThrfrgC : TableMiss {};
 template <class Mma, class Shape>
-struct MmaShapeC {
-  static constexpr bool kKnown = false;
-};
+struct MmaShapeC : TableMiss {};
 template <class X>
-struct MmaKnown {
-  static constexpr bool kKnown = true;
-  using type = X;
-};
+using MmaKnown = TableHit<X>;
 template <class L>
 using PlainT = std::remove_cv_t<std::remove_reference_t<L>>;
 
