@@ -4,6 +4,14 @@
 // on a hit and CuTe's own derivation on a miss.
 #pragma once
 
+#if defined(FA_SM80_BWD_PARTITION_GEN) || defined(FA_SM90_BWD_PARTITION_GEN)
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <string>
+#include <typeinfo>
+#endif
+
 namespace fa::cuda {
 
 struct TableMiss {
@@ -14,5 +22,19 @@ struct TableHit {
   static constexpr bool kKnown = true;
   using type = X;
 };
+
+#if defined(FA_SM80_BWD_PARTITION_GEN) || defined(FA_SM90_BWD_PARTITION_GEN)
+// The generators' printing (host programs, FA_SM80_BWD_PARTITION_GEN / FA_SM90_BWD_PARTITION_GEN):
+// a type's demangled name, which keeps the integer types of C<...> (0u, 8l, ...) so the printed
+// table names exactly the type CuTe derived.
+template <class X>
+std::string table_type_name() {
+  int status = 0;
+  char* p = abi::__cxa_demangle(typeid(X).name(), nullptr, nullptr, &status);
+  std::string s = p;
+  std::free(p);
+  return s;
+}
+#endif
 
 }  // namespace fa::cuda

@@ -121,20 +121,12 @@ inline std::string replace_all(std::string s, const std::string& from, const std
   return s;
 }
 template <class L> using Plain = std::remove_cv_t<std::remove_reference_t<L>>;
-template <class X>
-std::string type_name() {  // demangled typeid: keeps the integer types of C<...> (0u, 8l, ...)
-  int status = 0;
-  char* p = abi::__cxa_demangle(typeid(X).name(), nullptr, nullptr, &status);
-  std::string s = p;
-  std::free(p);
-  return s;
-}
 template <class TC, class L, class O>
 void emit(const char* table) {
-  std::string tc = type_name<TC>();  // the element type becomes the parameter E
+  std::string tc = table_type_name<TC>();  // the element type becomes the parameter E
   tc = replace_all(replace_all(tc, "cutlass::bfloat16_t>", "E>"), "cutlass::half_t>", "E>");
   printf("template <class E> struct %s<%s, %s> : TidfrgKnown<%s> {};\n", table, tc.c_str(),
-         type_name<L>().c_str(), type_name<O>().c_str());
+         table_type_name<L>().c_str(), table_type_name<O>().c_str());
 }
 // Tabled: a static tidfrg layout, or a swizzled one with a static inner layout whose offset is the
 // tensor's (the same type, and the same value for a runtime one: checked with an offset of 40).
@@ -161,8 +153,8 @@ template <class Mma, class L>
 void emit_c() {
   using O = decltype(Mma{}.thrfrg_C(L{}));
   if constexpr (is_static<O>::value)
-    printf("template <> struct ThrfrgC<%s, %s> : TidfrgKnown<%s> {};\n", type_name<Mma>().c_str(),
-           type_name<L>().c_str(), type_name<O>().c_str());
+    printf("template <> struct ThrfrgC<%s, %s> : TidfrgKnown<%s> {};\n", table_type_name<Mma>().c_str(),
+           table_type_name<L>().c_str(), table_type_name<O>().c_str());
 }
 std::string generic(std::string s) {
   return replace_all(replace_all(s, "cutlass::bfloat16_t>", "E>"), "cutlass::half_t>", "E>");
@@ -172,14 +164,14 @@ void emit_layouts() {
   using D = BwdLayoutsDerived<typename T::Element, T::kHeadDim, T::kBlockM, T::kBlockN>;
   printf("template <class E> struct BwdLayoutsTable<E, %d, %d, %d> { static constexpr bool kKnown = true;",
          T::kHeadDim, T::kBlockM, T::kBlockN);
-  printf(" using SmemLayoutQ = %s;", type_name<typename D::SmemLayoutQ>().c_str());
-  printf(" using SmemLayoutKV = %s;", type_name<typename D::SmemLayoutKV>().c_str());
-  printf(" using SmemLayoutQt = %s;", type_name<typename D::SmemLayoutQt>().c_str());
-  printf(" using SmemLayoutKt = %s;", type_name<typename D::SmemLayoutKt>().c_str());
-  printf(" using SmemLayoutPdS = %s;", type_name<typename D::SmemLayoutPdS>().c_str());
-  printf(" using SmemLayoutPdSt = %s;", type_name<typename D::SmemLayoutPdSt>().c_str());
-  printf(" using GmemLoad = %s;", generic(type_name<typename D::GmemLoad>()).c_str());
-  printf(" using GmemStore = %s; };\n", generic(type_name<typename D::GmemStore>()).c_str());
+  printf(" using SmemLayoutQ = %s;", table_type_name<typename D::SmemLayoutQ>().c_str());
+  printf(" using SmemLayoutKV = %s;", table_type_name<typename D::SmemLayoutKV>().c_str());
+  printf(" using SmemLayoutQt = %s;", table_type_name<typename D::SmemLayoutQt>().c_str());
+  printf(" using SmemLayoutKt = %s;", table_type_name<typename D::SmemLayoutKt>().c_str());
+  printf(" using SmemLayoutPdS = %s;", table_type_name<typename D::SmemLayoutPdS>().c_str());
+  printf(" using SmemLayoutPdSt = %s;", table_type_name<typename D::SmemLayoutPdSt>().c_str());
+  printf(" using GmemLoad = %s;", generic(table_type_name<typename D::GmemLoad>()).c_str());
+  printf(" using GmemStore = %s; };\n", generic(table_type_name<typename D::GmemStore>()).c_str());
 }
 // The pairs of bwd_main with static layouts: the smem -> register copies of sQ/sdO, sPt/sdSt,
 // sdOt/sQt and sdS, the dK/dV store to smem, the cp.async and 16-byte store copies of the K/V and

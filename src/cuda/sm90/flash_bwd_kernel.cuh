@@ -1741,31 +1741,23 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 #include <typeinfo>
 
 namespace fa::cuda::sm90_bwd::gen {
-template <class X>
-std::string type_name() {  // demangled typeid: keeps the integer types of C<...> (0u, 8l, ...)
-  int status = 0;
-  char* p = abi::__cxa_demangle(typeid(X).name(), nullptr, nullptr, &status);
-  std::string s = p;
-  std::free(p);
-  return s;
-}
 template <class O>
 void emit(const char* table, std::string const& mma, std::string const& key) {
   if constexpr (is_static<O>::value)
     printf("template <> struct %s<%s, %s> : MmaKnown<%s> {};\n", table, mma.c_str(), key.c_str(),
-           type_name<O>().c_str());
+           table_type_name<O>().c_str());
 }
 template <class Mma, class L> void emit_a() {
-  emit<decltype(Mma{}.thrfrg_A(L{}))>("MmaThrfrgA", type_name<Mma>(), type_name<L>());
+  emit<decltype(Mma{}.thrfrg_A(L{}))>("MmaThrfrgA", table_type_name<Mma>(), table_type_name<L>());
 }
 template <class Mma, class L> void emit_b() {
-  emit<decltype(Mma{}.thrfrg_B(L{}))>("MmaThrfrgB", type_name<Mma>(), type_name<L>());
+  emit<decltype(Mma{}.thrfrg_B(L{}))>("MmaThrfrgB", table_type_name<Mma>(), table_type_name<L>());
 }
 template <class Mma, class L> void emit_c() {
-  emit<decltype(Mma{}.thrfrg_C(L{}))>("MmaThrfrgC", type_name<Mma>(), type_name<L>());
+  emit<decltype(Mma{}.thrfrg_C(L{}))>("MmaThrfrgC", table_type_name<Mma>(), table_type_name<L>());
 }
 template <class Mma, class S> void emit_shape_c() {
-  emit<decltype(partition_shape_C(Mma{}, S{}))>("MmaShapeC", type_name<Mma>(), type_name<S>());
+  emit<decltype(partition_shape_C(Mma{}, S{}))>("MmaShapeC", table_type_name<Mma>(), table_type_name<S>());
 }
 template <class L> using Id = PlainT<decltype(make_identity_tensor(L{}).layout())>;
 // The layout of an smem tensor of a swizzled layout (CuTe moves the swizzle into the pointer).
