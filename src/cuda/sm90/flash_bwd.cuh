@@ -9,7 +9,7 @@
 //                       kernel converts each block itself: FA_SM90_BWD_FUSED_CONVERT=1, d <= 128,
 //                       short N; see bwd_workspace.hpp)
 // FA_SM90_BWD_PDL (build macro or environment; default 1, 0 = plain launches) launches 2 and 3 as
-// programmatic dependents of the kernel before them (launch_pdl), so each one's launch and
+// programmatic dependents of the kernel before them (launch_ex with PDL), so each one's launch and
 // prologue overlap that kernel's tail.
 // run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set).
 // The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
@@ -135,15 +135,6 @@ inline bool pdl_enabled() {
   return on;
 }
 
-// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the kernel before
-// it in the stream when `pdl`; returns cudaLaunchKernelEx's error (the plain launch: cudaSuccess,
-// check_launch afterwards sees its error).
-template <typename... KArgs, typename... Args>
-cudaError_t launch_pdl(bool pdl, void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem,
-                       cudaStream_t stream, Args&&... args) {
-  return launch_ex(LaunchConfig(grid, block, size_t(smem), stream, pdl), kernel, std::forward<Args>(args)...);
-}
-
 // FA_SM90_BWD_CLUSTER=0 in the environment (read once per process): no clusters at run time.
 inline bool bwd_cluster_env() {
   static const bool on = env_int("FA_SM90_BWD_CLUSTER", 1) != 0;
@@ -151,7 +142,6 @@ inline bool bwd_cluster_env() {
 }
 
 // The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
-
 template <class Cfg, bool kMasked, bool kSoftcap>
 core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
   using Element = typename Cfg::T;
@@ -298,8 +288,8 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     // previous kernel is the preprocess: pdl_wait would order that too, but nothing overlaps).
     const bool pdl_cvt = pdl && main_launched;
     auto cvt = prepost_vec ? bwd_convert_dq<Cfg, true> : bwd_convert_dq<Cfg, false>;
-    const cudaError_t e = launch_pdl(pdl_cvt, cvt, grid_rows, dim3(Cfg::kConsumerThreads), 0, stream,
-                                     p, ws, store_first);
+    const cudaError_t e =
+        launch_ex(LaunchConfig(grid_rows, dim3(Cfg::kConsumerThreads), 0, stream, pdl_cvt), cvt, p, ws, store_first);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward dq convert (launch)");
   }
   return check_launch("sm90 backward dq convert");

@@ -594,6 +594,13 @@ FA_HD int rotation_start(int n_block, int k_len, int block_n, int m_count) {
   const int nb = (k_len + block_n - 1) / block_n;
   return m_count > 1 && nb > 0 ? int(int64_t(n_block) * m_count / nb) % m_count : 0;
 }
+// A CTA's rotation start (0 without BwdParams::rotate_m); in clusters both key blocks of a pair
+// start where the pair's first one does, so they walk the same query blocks in the same order.
+template <class Cfg>
+__device__ __forceinline__ int cta_rotation(const BwdParams<Cfg>& prm, int n_block, int k_len, int m_count) {
+  if (!prm.rotate_m) return 0;
+  return rotation_start(bwd_in_cluster(prm) ? n_block & ~1 : n_block, k_len, Cfg::kBlockN, m_count);
+}
 // The query block of iteration mi (0 <= mi < m_count) of [m_first, m_first + m_count) from m_rot on.
 FA_HD int rotated_m(int mi, int m_first, int m_count, int m_rot) {
   const int r = mi + m_rot;
@@ -1078,7 +1085,7 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   int m_first = 0, m_last = 0;
   query_block_range(mask, n0, min(n0 + Cfg::kBlockN, seq.k_len), kBlockM, &m_first, &m_last);
   const int m_count = m_last - m_first, group = p.group_size();
-  const int m_rot = prm.rotate_m ? rotation_start(bwd_in_cluster(prm) ? cc.n_block & ~1 : cc.n_block, int(seq.k_len), Cfg::kBlockN, m_count) : 0;
+  const int m_rot = cta_rotation(prm, cc.n_block, int(seq.k_len), m_count);
   const int64_t prow_seq = padded_row_start(p, cc.b, seq.q_start);
   typename Cfg::MmadQ mma_dq;
   Tensor cdQ = mma_part_c(mma_dq.get_thread_slice(tid), make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
@@ -1142,9 +1149,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   const int n_steps = m_count * group;  // (query head of the group) x (query block)
   const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
   const int b_tma = p.varlen ? 0 : b;
-  // In clusters both key blocks of a pair start at the pair's first block's query block.
-  const int m_rot =
-      prm.rotate_m ? rotation_start(bwd_in_cluster(prm) ? n_block & ~1 : n_block, int(seq.k_len), kBlockN, m_count) : 0;
+  const int m_rot = cta_rotation(prm, n_block, int(seq.k_len), m_count);
   pdl_trigger();  // bwd_convert_dq may be scheduled once every CTA has started (pdl_wait there)
 
   if (threadIdx.x == 0) {

@@ -1775,19 +1775,15 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
 
   if (!persistent && p.batch > 65535)
     return core::unsupported("the sm90 forward supports at most 65535 sequences");
-  if (clusters > 0) {
-    Kernel::Scheduler::set_grid(params.sched, clusters);
-    params.sched.cluster_shift = 1;
-    e = launch_ex(LaunchConfig(dim3(unsigned(2 * clusters)), dim3(Kernel::kThreads), Kernel::kSmemBytes, stream,
-                               false, 2),
-                  kernel, params);
-    if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward: cluster launch");
-    return check_launch("sm90 forward kernel launch");
-  }
-  const dim3 grid = persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
-                               : dim3(unsigned(m_blocks), unsigned(tile_heads), unsigned(p.batch));
-  Kernel::Scheduler::set_grid(params.sched, int(grid.x));
-  kernel<<<grid, Kernel::kThreads, Kernel::kSmemBytes, stream>>>(params);
+  // Clusters: the walk is over clusters (set_grid's unit), two CTAs each.
+  const dim3 grid = clusters > 0  ? dim3(unsigned(2 * clusters))
+                    : persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
+                                 : dim3(unsigned(m_blocks), unsigned(tile_heads), unsigned(p.batch));
+  Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x));
+  params.sched.cluster_shift = clusters > 0 ? 1 : 0;
+  e = launch_ex(LaunchConfig(grid, dim3(Kernel::kThreads), Kernel::kSmemBytes, stream, false, clusters > 0 ? 2 : 1),
+                kernel, params);
+  if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward kernel launch");
   return check_launch("sm90 forward kernel launch");
 }
 
