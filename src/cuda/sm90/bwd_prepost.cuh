@@ -84,6 +84,10 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo f
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t row0 = int64_t(m_block) * kTurnRows;
+  // The (sequence, KV head)'s count of finished key blocks (bwd_convert_dq_follow), before the
+  // varlen return: block 0 of a group's first query head exists for every sequence.
+  if (m_block == 0 && threadIdx.x == 0 && h % p.group_size() == 0)
+    ws.kv_done[int64_t(b) * p.heads_kv + h / p.group_size()] = 0;
   if (row0 >= round_up(seq.q_len, kRowPad)) return;  // varlen: shorter than the grid's max
   const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
   const int tid = threadIdx.x;
@@ -218,22 +222,18 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo f
   }
 }
 
-// One thread per consumer thread of the main kernel: it reads that thread's dQ values of the
-// block (fragment order, Cfg::dq_frag_offset; float4 loads, coalesced across threads) and finds
-// their (row, column) through the same MMA partition the main kernel used.
-// check_visited (BwdParams::dq_store_first): the accumulator was not zeroed, so a block no key
-// block added to (its turn counter still 0: no visible key) is written as 0 without reading it.
-template <class Cfg, bool kVec = true>
-__global__ void __launch_bounds__(Cfg::kConsumerThreads)
-bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws, const bool check_visited = false) {
-  pdl_wait();  // FA_SM90_BWD_PDL: launched during the main kernel's tail; the accumulator is its output
+// One query block of dQ, one thread per consumer thread of the main kernel: it reads that
+// thread's dQ values of the block (fragment order, Cfg::dq_frag_offset; float4 loads, coalesced
+// across threads) and finds their (row, column) through the same MMA partition the main kernel
+// used. visited = false: the block is written as 0 without reading the accumulator. sdq: the
+// kVec form's padded row-major tile (dq_tile_ld); a caller that reuses it syncs first.
+template <class Cfg, bool kVec>
+__device__ __forceinline__ void convert_block(const core::AttnParams& p, const BwdWorkspace& ws, int b, int h,
+                                              int m_block, const core::SeqInfo& seq, bool visited, uint16_t* sdq) {
   using Element = typename Cfg::T;
   constexpr int kHeadDim = Cfg::kHeadDim;
   constexpr int kThreads = Cfg::kConsumerThreads;
-  const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t row0 = int64_t(m_block) * Cfg::kBlockM;
-  if (row0 >= seq.q_len) return;
   const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
   const int tid = threadIdx.x;
   typename Cfg::MmadQ mma_dq;
@@ -244,8 +244,6 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws, const bool check
   const float* acc = ws.dq_acc + prow0 * kHeadDim + Cfg::dq_frag_offset(tid, 0);
   Element* dq = static_cast<Element*>(p.dq);
   const int rows_left = int(min(seq.q_len - row0, int64_t(Cfg::kBlockM)));
-  // The block's counter sits at its first kTurnRows rows (as in the main kernel).
-  const bool visited = !check_visited || ws.dq_turn[prow0 / kTurnRows] != 0;
   const float4 zero4 = make_float4(0.f, 0.f, 0.f, 0.f);
 
   if constexpr (!kVec) {
@@ -260,8 +258,6 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws, const bool check
       }
     }
   } else {
-    // The padded row-major tile (dq_tile_ld): 33 KB at d256.
-    __shared__ alignas(16) uint16_t sdq[Cfg::kBlockM * dq_tile_ld<kHeadDim>()];
     static_assert(sizeof(Element) == 2);
     float4 v[Cfg::kDqFragValues / 4];
     CUTE_UNROLL
@@ -271,6 +267,77 @@ bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws, const bool check
     __syncthreads();
     dq_tile_to_rows<Cfg, kThreads>(sdq, p, b, seq.q_start + row0, h, rows_left, tid);
   }
+}
+
+// Whether block prow0's accumulator holds adds. check_visited (BwdParams::dq_store_first): it was
+// not zeroed, so a block no key block added to (its turn counter still 0: no visible key) reads
+// as 0. The block's counter sits at its first kTurnRows rows (as in the main kernel).
+template <class Cfg>
+__device__ __forceinline__ bool block_visited(const core::AttnParams& p, const BwdWorkspace& ws, int b, int h,
+                                              int m_block, const core::SeqInfo& seq, bool check_visited) {
+  if (!check_visited) return true;
+  const int64_t prow0 =
+      int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + int64_t(m_block) * Cfg::kBlockM;
+  return ws.dq_turn[prow0 / kTurnRows] != 0;
+}
+
+// One CTA per query block, after the main kernel (pdl_wait: its whole grid).
+template <class Cfg, bool kVec = true>
+__global__ void __launch_bounds__(Cfg::kConsumerThreads)
+bwd_convert_dq(const core::AttnParams p, const BwdWorkspace ws, const bool check_visited = false) {
+  pdl_wait();  // FA_SM90_BWD_PDL: launched during the main kernel's tail; the accumulator is its output
+  const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const core::SeqInfo seq = core::seq_info(p, b);
+  if (int64_t(m_block) * Cfg::kBlockM >= seq.q_len) return;
+  // The padded row-major tile (dq_tile_ld): 33 KB at d256.
+  __shared__ alignas(16) uint16_t sdq[kVec ? Cfg::kBlockM * dq_tile_ld<Cfg::kHeadDim>() : 8];
+  const bool visited = block_visited<Cfg>(p, ws, b, h, m_block, seq, check_visited);
+  convert_block<Cfg, kVec>(p, ws, b, h, m_block, seq, visited, sdq);
+}
+
+// The conversion overlapped with the main kernel's last wave (BwdParams::convert_follows; kDqTma
+// configurations, where one warp per main CTA issues all of its dQ adds). Launched as the main
+// kernel's programmatic dependent, it is scheduled once every main CTA has started, i.e. on the
+// SMs the last wave leaves idle (never on one a main CTA still needs). Its few CTAs walk the query
+// blocks in the main grid's order (sequence, KV head, query head of the group, query block) and
+// convert a block as soon as every key block of its (sequence, KV head) has reported its adds
+// complete (kv_done: the main kernel's dQ warp, after its last bulk add's wait_group, proxy fence
+// and release), instead of all of them waiting for the main grid's last CTA. A sequence without
+// keys has no key block to wait for and no add: dQ = 0 there. pdl_wait at the end: the grid still
+// completes after the main kernel, so stream order holds for whatever runs next.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kConsumerThreads)
+bwd_convert_dq_follow(const core::AttnParams p, const BwdWorkspace ws, const bool check_visited, const int m_blocks) {
+  __shared__ alignas(16) uint16_t sdq[Cfg::kBlockM * dq_tile_ld<Cfg::kHeadDim>()];
+  __shared__ int ready;
+  const int64_t tiles = int64_t(m_blocks) * p.heads_q * p.batch;
+  const int group = p.group_size();
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int m_block = int(t % m_blocks);
+    const int64_t bh = t / m_blocks;
+    const int h = int(bh % p.heads_q), b = int(bh / p.heads_q);
+    const core::SeqInfo seq = core::seq_info(p, b);
+    if (int64_t(m_block) * Cfg::kBlockM >= seq.q_len) continue;  // uniform: varlen, past the sequence
+    const int expected = int((seq.k_len + Cfg::kBlockN - 1) / Cfg::kBlockN);
+    if (threadIdx.x == 0) {
+      const int* done = ws.kv_done + int64_t(b) * p.heads_kv + h / group;
+      // Backing off to 4 us between polls: every waiting CTA polls the same word, whose L2
+      // slice also serves the main kernel's traffic.
+      unsigned sleep = 128;
+      if (expected > 0)
+        while (load_acquire(done) < expected) {
+          __nanosleep(sleep);
+          sleep = min(2 * sleep, 4096u);
+        }
+      ready = expected > 0;
+    }
+    __syncthreads();
+    const bool has_keys = ready != 0;
+    const bool visited = has_keys && block_visited<Cfg>(p, ws, b, h, m_block, seq, check_visited);
+    convert_block<Cfg, true>(p, ws, b, h, m_block, seq, visited, sdq);
+    __syncthreads();  // sdq and ready are rewritten by the next block
+  }
+  pdl_wait();
 }
 
 }  // namespace fa::cuda::sm90_bwd

@@ -90,6 +90,7 @@ struct BwdWorkspace {
   float* dpsum = nullptr;     // [Hq][rows_pad] D = rowsum(dO * O); 0 on padding
   int* dq_turn = nullptr;     // [Hq][rows_pad / kTurnRows] deterministic mode: next key block to add
   int* dq_arrive = nullptr;   // [Hq][rows_pad / kTurnRows] kFusedConvert: key blocks still to add
+  int* kv_done = nullptr;     // [batch][Hkv] key blocks whose dQ adds are complete (convert_follows)
 };
 
 inline size_t workspace_bytes(const core::AttnParams& p) {
@@ -97,7 +98,8 @@ inline size_t workspace_bytes(const core::AttnParams& p) {
   const int64_t hq = p.heads_q;
   // Every part is a multiple of 256 bytes (rows is a multiple of 64), so each stays aligned.
   const int64_t counters = round_up(hq * (rows / kTurnRows) * 4, 256);
-  return size_t(hq * rows * (p.head_dim + 2) * 4 + (kFusedConvert ? 2 : 1) * counters);
+  const int64_t done = round_up(int64_t(p.batch) * p.heads_kv * 4, 256);
+  return size_t(hq * rows * (p.head_dim + 2) * 4 + (kFusedConvert ? 2 : 1) * counters + done);
 }
 
 inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {
@@ -112,7 +114,13 @@ inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {
   w.dpsum = reinterpret_cast<float*>(c);
   c += hq * w.rows_pad * 4;
   w.dq_turn = reinterpret_cast<int*>(c);
-  if (kFusedConvert) w.dq_arrive = reinterpret_cast<int*>(c + round_up(hq * (w.rows_pad / kTurnRows) * 4, 256));
+  const int64_t counters = round_up(hq * (w.rows_pad / kTurnRows) * 4, 256);
+  c += counters;
+  if (kFusedConvert) {
+    w.dq_arrive = reinterpret_cast<int*>(c);
+    c += counters;
+  }
+  w.kv_done = reinterpret_cast<int*>(c);
   return w;
 }
 

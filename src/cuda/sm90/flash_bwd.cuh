@@ -7,7 +7,9 @@
 //                       flash_bwd_kernel.cuh
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
 //                       kernel converts each block itself: FA_SM90_BWD_FUSED_CONVERT=1, d <= 128,
-//                       short N; see bwd_workspace.hpp)
+//                       short N; see bwd_workspace.hpp). d <= 128 with PDL: bwd_convert_dq_follow
+//                       instead, which converts a (sequence, KV head) as soon as its key blocks
+//                       are done, during the main kernel's last wave (FA_SM90_BWD_CONVERT_FOLLOW)
 // FA_SM90_BWD_PDL (build macro or environment; default 1, 0 = plain launches) launches 2 and 3 as
 // programmatic dependents of the kernel before them (launch_ex with PDL), so each one's launch and
 // prologue overlap that kernel's tail.
@@ -135,6 +137,30 @@ inline bool pdl_enabled() {
   return on;
 }
 
+// The dQ conversion overlapped with the main kernel's last wave (bwd_convert_dq_follow,
+// bwd_prepost.cuh; kDqTma configurations, with PDL): FA_SM90_BWD_CONVERT_FOLLOW (build macro, or
+// the environment variable of that name, read once) 1 = on, 0 = bwd_convert_dq after the whole
+// main grid. Why: the main grid is ~15.5 waves of equal CTAs at every N of the d128 grid (2048
+// CTAs on 132 SMs), so in its last wave about half the SMs idle while the conversion (134 MB read,
+// 67 MB written at 16k tokens x 2048) waits for the last CTA; most (sequence, KV head) pairs are
+// long finished by then. H200, session 12, bf16, on vs off alternated in one build: geomean +0.4%
+// (24 shapes, d64/d128) and +0.7% (16 shapes); d128 causal N1k-2k +1..3% in both calls; every
+// other shape within the process-to-process spread (d128 non-causal N2k: 513 and 542 TFLOP/s in
+// two "off" runs). Cache-streaming hints on its loads and stores measured no better (dropped).
+#ifndef FA_SM90_BWD_CONVERT_FOLLOW
+#define FA_SM90_BWD_CONVERT_FOLLOW 1
+#endif
+inline bool convert_follow_enabled() {
+  static const bool on = env_int("FA_SM90_BWD_CONVERT_FOLLOW", FA_SM90_BWD_CONVERT_FOLLOW) != 0;
+  return on;
+}
+// CTAs per SM of bwd_convert_dq_follow's grid. FA_SM90_BWD_CONVERT_CTAS_PER_SM (read once) is a
+// test hook: 1 gives each CTA many query blocks.
+inline int convert_ctas_per_sm() {
+  static const int n = std::max(1, env_int("FA_SM90_BWD_CONVERT_CTAS_PER_SM", 4));
+  return n;
+}
+
 // FA_SM90_BWD_CLUSTER=0 in the environment (read once per process): no clusters at run time.
 inline bool bwd_cluster_env() {
   static const bool on = env_int("FA_SM90_BWD_CLUSTER", 1) != 0;
@@ -196,6 +222,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
 
   const bool pdl = pdl_enabled();
   bool main_launched = false;
+  bool convert_follows = false;  // BwdParams::convert_follows of the launched main kernel
   if (n_blocks > 0 && m_blocks > 0) {
     BwdParams<Cfg> prm;
     prm.p = p;
@@ -216,6 +243,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     prm.cap_inv = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
     prm.cap_log2 = p.softcap * core::kLog2e;
     prm.fused_convert = fuse.block_m > 0 ? 1 : 0;
+    prm.convert_follows = Cfg::kDqTma && pdl && prepost_vec && fuse.block_m == 0 && convert_follow_enabled() ? 1 : 0;
     prm.dq_store_first = store_first ? 1 : 0;
     // Quad-transposed dK/dV stores (Cfg::kEpiStoreRounds): every row start aligned to the store.
     if constexpr (Cfg::kEpiStoreRounds > 0) {
@@ -281,15 +309,30 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));
     main_launched = true;
+    convert_follows = prm.convert_follows != 0;
   }
 
   if (m_blocks > 0 && fuse.block_m == 0) {
     // A programmatic dependent only of a main kernel launched just before it (without one, the
     // previous kernel is the preprocess: pdl_wait would order that too, but nothing overlaps).
     const bool pdl_cvt = pdl && main_launched;
-    auto cvt = prepost_vec ? bwd_convert_dq<Cfg, true> : bwd_convert_dq<Cfg, false>;
-    const cudaError_t e =
-        launch_ex(LaunchConfig(grid_rows, dim3(Cfg::kConsumerThreads), 0, stream, pdl_cvt), cvt, p, ws, store_first);
+    cudaError_t e = cudaSuccess;
+    bool launched = false;
+    if constexpr (Cfg::kDqTma) {
+      if (convert_follows) {
+        const int64_t tiles = int64_t(grid_rows.x) * grid_rows.y * grid_rows.z;
+        const int64_t ctas =
+            std::min<int64_t>(tiles, int64_t(sched::sm_count(p.device_id)) * convert_ctas_per_sm());
+        e = launch_ex(LaunchConfig(dim3(unsigned(std::max<int64_t>(ctas, 1))), dim3(Cfg::kConsumerThreads), 0,
+                                   stream, true),
+                      bwd_convert_dq_follow<Cfg>, p, ws, store_first, int(grid_rows.x));
+        launched = true;
+      }
+    }
+    if (!launched) {
+      auto cvt = prepost_vec ? bwd_convert_dq<Cfg, true> : bwd_convert_dq<Cfg, false>;
+      e = launch_ex(LaunchConfig(grid_rows, dim3(Cfg::kConsumerThreads), 0, stream, pdl_cvt), cvt, p, ws, store_first);
+    }
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward dq convert (launch)");
   }
   return check_launch("sm90 backward dq convert");

@@ -523,6 +523,8 @@ struct BwdParams {
   int rotate_m = 0;        // FA_SM90_BWD_ROTATE_M: each CTA walks its query blocks from its own start
   int dkv_store_wide = 0;  // Cfg::kEpiStoreRounds > 0 and dK, dV aligned to its bytes: quad-transposed stores
   int cluster = 0;         // Cfg::kClusterable: launched in clusters of two key blocks (Q/dO multicast)
+  int convert_follows = 0;  // Cfg::kDqTma: bwd_convert_dq_follow converts each (sequence, KV head) once
+                            // its key blocks report their dQ adds complete (ws.kv_done)
   typename Cfg::TmaQMc tma_q_mc;   // cluster: the multicast Q / dO maps
   typename Cfg::TmaQMc tma_do_mc;
 };
@@ -780,6 +782,10 @@ __device__ __forceinline__ int atom_add_acq_rel(int* p, int v) {
   int old;
   asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
+}
+
+__device__ __forceinline__ void red_add_release(int* p, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
 __device__ __forceinline__ void store_release(int* p, int v) {
@@ -1181,14 +1187,22 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     // ---------------- producer ----------------
     cutlass::arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if constexpr (Cfg::kDqTma) {
-      if (threadIdx.x / 32 == 1 && n_steps > 0) {
-        pdl_wait();  // the accumulator, counters: bwd_preprocess
-        dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, hk, m_first, m_count, m_rot, prow_seq, n_block,
-                       CtaBand(mask, n0), int(seq.q_len), dq_descending);
-      }
       if (threadIdx.x / 32 == 1) {
+        // The accumulator, counters (kv_done too, even without steps): bwd_preprocess.
+        if (n_steps > 0 || prm.convert_follows) pdl_wait();
+        if (n_steps > 0)
+          dq_writer<Cfg>(prm, ss.dq.data(), ss.dq_last, hk, m_first, m_count, m_rot, prow_seq, n_block,
+                         CtaBand(mask, n0), int(seq.q_len), dq_descending);
         // The conversion bits are final: the consumers may start converting.
         if (kFusedConvert && prm.fused_convert) named_arrive(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
+        if (prm.convert_follows && threadIdx.x % 32 == 0) {
+          // dq_writer's last wait_group 0 (this lane) made every add of this CTA complete; the
+          // proxy fence orders those async-proxy writes before the release that reports them.
+          // (KV head, sequence) read again (cta_coord: volatile) rather than kept across the loop.
+          const CtaCoord c = cta_coord<Cfg, kMasked>(prm);
+          fence_proxy_async_global();
+          red_add_release(prm.ws.kv_done + int64_t(c.b) * p.heads_kv + c.hk, 1);
+        }
         return;
       }
     }
