@@ -62,6 +62,15 @@ constexpr int kFuseWords = kFuseMaxSteps / 32;
 // non-causal) grows with N. Round 2 (16 / never / always): the store gains 0-8% at N <= 2k and
 // is within the spread of off at 4k-8k (d128 causal 4k: 471 / 481 / 474), so 16 blocks of 128
 // keys (N <= 2048) stays; the env variable A/Bs it.
+// Rotated query order (session 7; non-causal): the key blocks of a pair start at different query
+// blocks, so two of them rarely reach a fresh block together and the first store's wait is rare.
+// Session 12, kernel durations under ncu at locked base clocks, limit 16 vs always, non-causal
+// (preprocess / main / conversion): d64 N4k 72 / 3640 / 56 vs 38 / 3610 / 59 us, N8k 72 / 7120 / 56
+// vs 38 / 7040 / 57, N16k 71 / 14060 / 56 vs 39 / 13890 / 58 (-1.4..-1.6% in all); d128 N4k
+// 69 / 2935 / 54 vs 39 / 2945 / 58 (-0.9%), N8k 69 / 5745 / 55 vs 39 / 5770 / 58 (0), N16k
+// 68 / 11370 / 58 vs 38 / 11420 / 57 (+0.2%). So with the rotated order (flash_bwd.cuh,
+// dq_store_first_enabled): every call at d64, up to 32 key blocks above d64; 16 otherwise (causal
+// was not re-measured).
 #ifndef FA_SM90_BWD_DQ_STORE
 #define FA_SM90_BWD_DQ_STORE 1
 #endif

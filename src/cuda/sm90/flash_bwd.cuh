@@ -109,12 +109,17 @@ inline int fuse_max_steps() {
 
 // Whether the first adder stores each dQ block (FA_SM90_BWD_DQ_STORE, bwd_workspace.hpp) in a
 // call with n_blocks key blocks per sequence: on, and n_blocks <= FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS
-// (why a limit: bwd_workspace.hpp). The build's defaults, or the environment variables of those
-// names (DQ_STORE 0 / 1; MAX_NBLOCKS: 1048576 = every call).
-inline bool dq_store_first_enabled(int n_blocks) {
+// (why a limit: bwd_workspace.hpp), raised with the rotated query order (rotated) to every call at
+// d64 and 32 blocks above (measured: bwd_workspace.hpp). The build's defaults, or the environment
+// variables of those names (DQ_STORE 0 / 1; MAX_NBLOCKS, which then holds for every call: 1048576
+// = always).
+inline bool dq_store_first_enabled(int n_blocks, int head_dim, bool rotated) {
   static const bool on = env_int("FA_SM90_BWD_DQ_STORE", FA_SM90_BWD_DQ_STORE) != 0;
-  static const int max_nblocks = env_int("FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS", FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS);
-  return on && n_blocks <= max_nblocks;
+  static const int env_max = env_int("FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS", -1);
+  if (!on) return false;
+  if (env_max >= 0) return n_blocks <= env_max;
+  if (rotated && head_dim <= 64) return true;
+  return n_blocks <= (rotated ? std::max(FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS, 32) : FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS);
 }
 
 // Rotated query-block order per key block (BwdParams::rotate_m): FA_SM90_BWD_ROTATE_M, the
@@ -211,7 +216,11 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   }
   // Only where dQ is added by the dQ warp's bulk copies (the RED paths need a zeroed accumulator).
   const int n_blocks = int((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
-  const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks);
+  // Rotated query-block order (rotation_start): only where every key block starts at the same
+  // query block (no right bound: non-causal, or a left-only window; a right bound staggers the
+  // key blocks' ranges already), never in the deterministic mode.
+  const bool rotated = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0);
+  const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks, kHeadDim, rotated);
   if (m_blocks > 0) {
     if (prepost_vec)
       bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
@@ -253,10 +262,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
                                ? 1
                                : 0;
     }
-    // Rotated query-block order (rotation_start): only where every key block starts at the same
-    // query block (no right bound: non-causal, or a left-only window; a right bound staggers the
-    // key blocks' ranges already), never in the deterministic mode.
-    prm.rotate_m = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0) ? 1 : 0;
+    prm.rotate_m = rotated ? 1 : 0;
     // Grouped CTA order (cta_coord): causal / right-bounded masks give the key blocks unequal
     // work, so G pairs' blocks are interleaved longest first, a group being >= ~1-2 waves of CTAs.
     // G divides the pair count: a smaller last group would start its longest CTAs late again
