@@ -318,7 +318,12 @@ bwd_convert_dq_follow(const core::AttnParams p, const BwdWorkspace ws, const boo
     const int h = int(bh % p.heads_q), b = int(bh / p.heads_q);
     const core::SeqInfo seq = core::seq_info(p, b);
     if (int64_t(m_block) * Cfg::kBlockM >= seq.q_len) continue;  // uniform: varlen, past the sequence
-    const int expected = int((seq.k_len + Cfg::kBlockN - 1) / Cfg::kBlockN);
+    // The main grid's key blocks of this sequence that do work (those with n0 < k_len). The grid
+    // has ceil(seqlen_k / kBlockN) of them per sequence (varlen: the max_seqlen_k the caller
+    // passed): a sequence longer than that is cut there, and its conversion must not wait for
+    // key blocks that were never launched.
+    const int64_t grid_n = (p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN;
+    const int expected = int(min((seq.k_len + Cfg::kBlockN - 1) / Cfg::kBlockN, grid_n));
     if (threadIdx.x == 0) {
       const int* done = ws.kv_done + int64_t(b) * p.heads_kv + h / group;
       // Backing off to 4 us between polls: every waiting CTA polls the same word, whose L2
