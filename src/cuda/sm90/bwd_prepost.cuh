@@ -8,6 +8,8 @@
 //   LSE = +inf.
 // bwd_convert_dq: dQ = dq_acc * softmax_scale in the output dtype, written with dQ's strides.
 //   dq_acc holds each query block in the main kernel's fragment order (not row-major).
+//   bwd_convert_dq_follow does the same per block, during the main kernel's last wave (d <= 128).
+//   The preprocess also zeroes its per-(sequence, KV head) completion counters.
 //
 // Both passes only move bytes (at 16k tokens x 16 heads x d128: 134 MB of O + dO read, 134 MB of
 // accumulator zeroed, 134 MB read back and 67 MB of dQ written), so what matters is how many
