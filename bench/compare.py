@@ -77,10 +77,12 @@ ABLATIONS_BWD = [
     ("fa3 bwd deterministic, atomics", "fa3", {"FA_BENCH_DETERMINISTIC": "1", "FA_SM90_BWD_ABLATE": "dq_atomic"}),
     ("fa3 bwd scalar pre/post passes", "fa3", {"FA_SM90_BWD_PREPOST": "scalar"}),
     # The first adder of a dQ block stores instead of reduce-adding into a zeroed buffer; by default
-    # only for <= 16 key blocks (off at N8k), here forced on; and the in-order (unrotated) query blocks.
+    # at d128 only for <= 32 key blocks (off at N8k), here forced on; and the in-order (unrotated)
+    # query blocks.
     ("fa3 bwd first-adder dQ store forced", "fa3", {"FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS": "1048576"}),
     ("fa3 bwd in-order query blocks", "fa3", {"FA_SM90_BWD_ROTATE_M": "0"}),
     ("fa3 bwd plain launches (no PDL)", "fa3", {"FA_SM90_BWD_PDL": "0"}),
+    ("fa3 bwd dQ conversion after the main grid", "fa3", {"FA_SM90_BWD_CONVERT_FOLLOW": "0"}),
     ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
     ("fa2 bwd deterministic", "fa2", {"FA_BENCH_DETERMINISTIC": "1"}),
 ]
