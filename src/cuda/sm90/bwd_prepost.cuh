@@ -311,38 +311,34 @@ template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kConsumerThreads)
 bwd_convert_dq_follow(const core::AttnParams p, const BwdWorkspace ws, const bool check_visited, const int m_blocks) {
   __shared__ alignas(16) uint16_t sdq[Cfg::kBlockM * dq_tile_ld<Cfg::kHeadDim>()];
-  __shared__ int ready;
   const int64_t tiles = int64_t(m_blocks) * p.heads_q * p.batch;
   const int group = p.group_size();
+  // The main grid's key blocks per sequence: ceil(seqlen_k / kBlockN) (varlen: of the
+  // max_seqlen_k the caller passed). A sequence longer than that is cut there, and its
+  // conversion must not wait for key blocks that were never launched.
+  const int64_t grid_n = (p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int m_block = int(t % m_blocks);
     const int64_t bh = t / m_blocks;
     const int h = int(bh % p.heads_q), b = int(bh / p.heads_q);
     const core::SeqInfo seq = core::seq_info(p, b);
     if (int64_t(m_block) * Cfg::kBlockM >= seq.q_len) continue;  // uniform: varlen, past the sequence
-    // The main grid's key blocks of this sequence that do work (those with n0 < k_len). The grid
-    // has ceil(seqlen_k / kBlockN) of them per sequence (varlen: the max_seqlen_k the caller
-    // passed): a sequence longer than that is cut there, and its conversion must not wait for
-    // key blocks that were never launched.
-    const int64_t grid_n = (p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN;
+    // The key blocks of this sequence that do work (n0 < k_len), uniform over the CTA.
     const int expected = int(min((seq.k_len + Cfg::kBlockN - 1) / Cfg::kBlockN, grid_n));
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && expected > 0) {
       const int* done = ws.kv_done + int64_t(b) * p.heads_kv + h / group;
       // Backing off to 4 us between polls: every waiting CTA polls the same word, whose L2
       // slice also serves the main kernel's traffic.
       unsigned sleep = 128;
-      if (expected > 0)
-        while (load_acquire(done) < expected) {
-          __nanosleep(sleep);
-          sleep = min(2 * sleep, 4096u);
-        }
-      ready = expected > 0;
+      while (load_acquire(done) < expected) {
+        __nanosleep(sleep);
+        sleep = min(2 * sleep, 4096u);
+      }
     }
-    __syncthreads();
-    const bool has_keys = ready != 0;
-    const bool visited = has_keys && block_visited<Cfg>(p, ws, b, h, m_block, seq, check_visited);
+    __syncthreads();  // every thread's reads of the block after thread 0's acquire
+    const bool visited = expected > 0 && block_visited<Cfg>(p, ws, b, h, m_block, seq, check_visited);
     convert_block<Cfg, true>(p, ws, b, h, m_block, seq, visited, sdq);
-    __syncthreads();  // sdq and ready are rewritten by the next block
+    __syncthreads();  // sdq is rewritten by the next block
   }
   pdl_wait();
 }

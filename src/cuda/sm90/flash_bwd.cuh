@@ -322,23 +322,22 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     // A programmatic dependent only of a main kernel launched just before it (without one, the
     // previous kernel is the preprocess: pdl_wait would order that too, but nothing overlaps).
     const bool pdl_cvt = pdl && main_launched;
-    cudaError_t e = cudaSuccess;
-    bool launched = false;
-    if constexpr (Cfg::kDqTma) {
-      if (convert_follows) {
-        const int64_t tiles = int64_t(grid_rows.x) * grid_rows.y * grid_rows.z;
-        const int64_t ctas =
-            std::min<int64_t>(tiles, int64_t(sched::sm_count(p.device_id)) * convert_ctas_per_sm());
-        e = launch_ex(LaunchConfig(dim3(unsigned(std::max<int64_t>(ctas, 1))), dim3(Cfg::kConsumerThreads), 0,
-                                   stream, true),
-                      bwd_convert_dq_follow<Cfg>, p, ws, store_first, int(grid_rows.x));
-        launched = true;
+    auto launch_convert = [&]() -> cudaError_t {
+      if constexpr (Cfg::kDqTma) {  // the follow kernel exists only where dQ goes through the dQ warp
+        if (convert_follows) {
+          const int64_t tiles = int64_t(grid_rows.x) * grid_rows.y * grid_rows.z;
+          const int64_t ctas =
+              std::min<int64_t>(tiles, int64_t(sched::sm_count(p.device_id)) * convert_ctas_per_sm());
+          return launch_ex(LaunchConfig(dim3(unsigned(std::max<int64_t>(ctas, 1))), dim3(Cfg::kConsumerThreads),
+                                        0, stream, true),
+                           bwd_convert_dq_follow<Cfg>, p, ws, store_first, int(grid_rows.x));
+        }
       }
-    }
-    if (!launched) {
       auto cvt = prepost_vec ? bwd_convert_dq<Cfg, true> : bwd_convert_dq<Cfg, false>;
-      e = launch_ex(LaunchConfig(grid_rows, dim3(Cfg::kConsumerThreads), 0, stream, pdl_cvt), cvt, p, ws, store_first);
-    }
+      return launch_ex(LaunchConfig(grid_rows, dim3(Cfg::kConsumerThreads), 0, stream, pdl_cvt), cvt, p, ws,
+                       store_first);
+    };
+    const cudaError_t e = launch_convert();
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward dq convert (launch)");
   }
   return check_launch("sm90 backward dq convert");
