@@ -211,8 +211,15 @@ using namespace cute;
 // (S and dP are both held during dP's products either way). H200 (session 6, bf16, TFLOP/s at
 // N 1k / 16k non-causal | causal): d 128 225 260 | 176 262 -> 229 267 | 178 270 (+1..3%);
 // d 256 176 190 | 148 201 -> 171 187 | 144 195 (-2..3%), and with the big-smem tile 184 206 |
-// 156 210 -> 178 197 | 150 201. Default 8: d 128 only. 0: the old order everywhere.
+// 156 210 -> 178 197 | 150 201. d 64 (session 13, non-causal N 1k / 4k / 8k, two alternations,
+// same values both times): 198 234 240 -> 205 244 251 (+3.5..4.6%; 248 registers, no spill).
+// Default 10: d 64 and d 128; the sm_80 cubin keeps 8 (d 64 spilled 8 B there). Only bwd_main
+// reads it, so the arch passes may differ. 0: the old order everywhere.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define FA_SM80_BWD_EXP_BEFORE_DP 8
+#else
+#define FA_SM80_BWD_EXP_BEFORE_DP 10
+#endif
 #endif
 #ifndef FA_SM80_BWD_CHEAP_ADDR
 // Head dims (head_dim_bit mask) whose per-step addresses and coordinates are built by hand instead
