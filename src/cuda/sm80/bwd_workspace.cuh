@@ -2,7 +2,8 @@
 // over. Shared by the workspace-size function (bwd_workspace.cu) and the launcher so the two can
 // never disagree.
 //
-//   dq_accum  fp32 [Hq, total_q rows, D]   dQ summed over key blocks (zeroed by the pre-pass)
+//   dq_accum  fp32 [Hq, dq_rows, D]        dQ summed over key blocks (zeroed by the pre-pass);
+//                                          element order within a head: dq_acc_offset
 //   dsum      fp32 [Hq, total_q rows]      D = rowsum(dO ∘ O)
 //   dq_sem    int  [B, Hq, query blocks]   deterministic mode only: key blocks already added
 //
@@ -17,6 +18,35 @@
 
 namespace fa::cuda::sm80 {
 
+#ifndef FA_SM80_BWD_DQ_PERM
+// 1: a head's dQ accumulator is stored in 8-row bands, each band as D/8 blocks of 8 x 8 floats, a
+// block row after row (dq_acc_offset). One red.global.add.v2 of the main kernel covers an m16n8
+// accumulator half: 8 rows x 8 columns, one 32-byte sector per row. Row-major, those are 8
+// sectors in 8 different 128-byte lines, and the L2 takes each as a request of its own; in bands
+// they are 256 contiguous bytes, 2 requests of 4 sectors. ncu (H200, bf16 N4k, session 13):
+// ours 201 M L2 reduction requests for 201 M sectors at d64 / d128, PyTorch's FA2 (scalar reds
+// of a permuted accumulator) 50 M for the same sectors, and ours stalled on lg_throttle (0.25-1.1
+// cycles per issued instruction against ~0). 0: row-major [rows, D], as before. The sm_80 cubin
+// (A100: scalar reds, its own d 128 tile) keeps 0: there the banded addresses spilled 564 B at
+// d 128. The pre-pass, the main kernel and the conversion of one cubin agree either way; the host
+// pass (workspace size) sees 1, whose padding rows the sm_80 kernels simply do not use.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FA_SM80_BWD_DQ_PERM 0
+#else
+#define FA_SM80_BWD_DQ_PERM 1
+#endif
+#endif
+
+// Offset of (row, col) in one head's dQ accumulator (row: the dense workspace row, below).
+template <int kHeadDim>
+inline __host__ __device__ int64_t dq_acc_offset(int64_t row, int col) {
+#if FA_SM80_BWD_DQ_PERM
+  return (row >> 3) * (8 * kHeadDim) + (row & 7) * 8 + (col >> 3) * 64 + (col & 7);
+#else
+  return row * kHeadDim + col;
+#endif
+}
+
 // The semaphore array is sized for query blocks of this many rows, the smallest kBlockM of the
 // tile table; a kernel with larger blocks indexes it by its own block index (uses a prefix).
 constexpr int kBwdSemBlockM = 32;
@@ -27,6 +57,7 @@ struct BwdWorkspace {
   int* dq_sem = nullptr;
   int64_t n_sem = 0;
   int64_t sem_blocks_per_head = 0;  // query blocks per (batch, head)
+  int64_t dq_rows = 0;              // rows per head of dq_accum: total_q (a multiple of 8 with DQ_PERM)
   // Kernel switch set by the launcher (not part of the buffer layout): 1 = each key block starts its
   // walk over query blocks at (key block mod query blocks) instead of at the first one.
   int rotate_m = 0;
@@ -38,7 +69,9 @@ inline size_t bwd_align(size_t x) { return (x + 255) & ~size_t(255); }
 inline BwdWorkspace bwd_workspace_layout(const core::AttnParams& p, void* base, size_t* bytes) {
   BwdWorkspace w;
   const size_t rows = size_t(p.total_q);
-  const size_t dq_bytes = bwd_align(rows * p.heads_q * p.head_dim * sizeof(float));
+  // Whole 8-row bands per head, so that a head's last band does not reach into the next head.
+  w.dq_rows = FA_SM80_BWD_DQ_PERM ? (p.total_q + 7) / 8 * 8 : p.total_q;
+  const size_t dq_bytes = bwd_align(size_t(w.dq_rows) * p.heads_q * p.head_dim * sizeof(float));
   const size_t dsum_bytes = bwd_align(rows * p.heads_q * sizeof(float));
   w.sem_blocks_per_head = (p.seqlen_q + kBwdSemBlockM - 1) / kBwdSemBlockM;
   w.n_sem = p.deterministic ? int64_t(p.batch) * p.heads_q * w.sem_blocks_per_head : 0;

@@ -594,6 +594,20 @@ CUTE_HOST_DEVICE int pds_store_offset(int base0, int dr, int dc) {
   return ((dc % 64) != 0 ? (base0 ^ 32) : base0) + dr * 64 + (dc / 64) * kM * 64;
 }
 
+// A thread's dQ accumulator entries in the banded order (FA_SM80_BWD_DQ_PERM), relative to its
+// first: the dQ TiledMMA's C fragment ((2 columns, 2 row halves), MMA_M, MMA_N) has row halves
+// 8 rows apart (one band: 8·D floats), MMA_M repeats 16·kWarpsMdQ rows apart and MMA_N repeats
+// 8·(8 / kWarpsMdQ) columns apart (that many 8-column blocks of 64 floats).
+template <class T>
+struct DqPermDst {
+  static constexpr int kWm = T::kWarpsMdQ, kWn = T::kNWarps / T::kWarpsMdQ;
+  using Layout = cute::Layout<
+      cute::Shape<cute::Shape<cute::_2, cute::_2>, cute::Int<T::kBlockM / (16 * kWm)>,
+                  cute::Int<T::kHeadDimc / (8 * kWn)>>,
+      cute::Stride<cute::Stride<cute::_1, cute::Int<8 * T::kHeadDim>>, cute::Int<16 * kWm * T::kHeadDim>,
+                   cute::Int<64 * kWn>>>;
+};
+
 CUTE_DEVICE int load_acquire(const int* ptr) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
@@ -625,8 +639,9 @@ __global__ void __launch_bounds__(256) bwd_prepass_kernel(const __grid_constant_
     const Element* de = reinterpret_cast<const Element*>(&dv);
 #pragma unroll
     for (int e = 0; e < 8; ++e) dot += float(oe[e]) * float(de[e]);
-    float4* acc =
-        reinterpret_cast<float4*>(ws.dq_accum + (int64_t(h) * p.total_q + row) * kHeadDim + c0);
+    // Columns c0 .. c0 + 7 are contiguous in either accumulator order (c0 is a multiple of 8).
+    float4* acc = reinterpret_cast<float4*>(ws.dq_accum + int64_t(h) * ws.dq_rows * kHeadDim +
+                                            dq_acc_offset<kHeadDim>(row, c0));
     acc[0] = make_float4(0.f, 0.f, 0.f, 0.f);
     acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
@@ -647,8 +662,8 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(
   const int h = int(pair - row * p.heads_q);
   int64_t b, r;
   ws_row_to_tensor(p, row, &b, &r);
-  const float4* acc =
-      reinterpret_cast<const float4*>(ws.dq_accum + (int64_t(h) * p.total_q + row) * kHeadDim + c0);
+  const float4* acc = reinterpret_cast<const float4*>(ws.dq_accum + int64_t(h) * ws.dq_rows * kHeadDim +
+                                                      dq_acc_offset<kHeadDim>(row, c0));
   float4 a0 = acc[0], a1 = acc[1];
   a0.x *= p.scale, a0.y *= p.scale, a0.z *= p.scale, a0.w *= p.scale;
   a1.x *= p.scale, a1.y *= p.scale, a1.z *= p.scale, a1.w *= p.scale;
@@ -689,6 +704,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   constexpr int kNc = T::kBlockNc, kDc = T::kHeadDimc;
   constexpr bool kDQBeforeDK = FA_SM80_BWD_DQ_BEFORE_DK != 0;
   constexpr bool kRedV2 = FA_SM80_BWD_DQ_RED_V2 != 0;
+  constexpr bool kDqPerm = FA_SM80_BWD_DQ_PERM != 0;
   constexpr bool kFastTiles = FA_SM80_BWD_FAST_TILES != 0;
   constexpr bool kStepCounters = FA_SM80_BWD_STEP_COUNTERS != 0;
   constexpr int kIncrBits =
@@ -1203,7 +1219,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       // [Hq, rows, D] with a compile-time row stride: every red.global of a thread is one base
       // register plus an immediate offset (a runtime stride cost ~64 registers of addresses).
       float* dq_ptr =
-          ws.dq_accum + (kIncrWs ? addr.ws : ws_offset(m0, h)) * kD;
+          kDqPerm ? ws.dq_accum : ws.dq_accum + (kIncrWs ? addr.ws : ws_offset(m0, h)) * kD;
       Tensor gdQ = make_tensor(make_gmem_ptr(dq_ptr), Shape<Int<kM>, Int<kD>>{},
                                Stride<Int<kD>, _1>{});
       int* sem = nullptr;
@@ -1227,10 +1243,25 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         Tensor tdQsdS = partition_s(s2r_dq_a_thr, sdS);
         gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, partition_s(s2r_dq_b_thr, sKtc), s2r_dq_a,
                   s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
-        Tensor tdQg = partition_c(thr_dq, local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+        // The thread's red addresses: DqPermDst below with kDqPerm, else a partition of gdQ.
+        auto tdQg = [&] {
+          if constexpr (kDqPerm) {
+            // The thread's first entry is (base.row, chunk·kDc + base.col); every other one is a
+            // whole number of 8-row bands and 8-column blocks away, i.e. at a compile-time
+            // distance in either row alignment of the tile (varlen rows start anywhere).
+            const MmaCBase<T::kWarpsMdQ> base(thread_id());
+            float* first = ws.dq_accum + int64_t(h) * ws.dq_rows * kD +
+                           dq_acc_offset<kD>(row0 + m0 + base.row, chunk * kDc + base.col);
+            return make_tensor(make_gmem_ptr(first), typename DqPermDst<T>::Layout{});
+          } else {
+            return partition_c(thr_dq, local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
+          }
+        }();
+        static_assert(decltype(size(tdQg))::value == decltype(size(acc_dq))::value);
         // kExpBeforeDP: the thread's dQ offsets from an opaque tid, rebuilt here rather than kept
         // live from the kernel's start (d 256 spilled 8 B of edge-tile red addresses otherwise).
-        if constexpr (kExpBeforeDP && kCheapTid) {
+        if constexpr (kDqPerm) {
+        } else if constexpr (kExpBeforeDP && kCheapTid) {
           // Thread 0's partition moved by the thread's first entry (gdQ's strides are constants).
           const MmaCBase<T::kWarpsMdQ> base(thread_id());
           Tensor g0 = partition_c(mma_dq.get_thread_slice(0),
