@@ -124,13 +124,16 @@ using namespace cute;
 #define FA_SM80_BWD_DQ_BEFORE_DK 1
 #endif
 #ifndef FA_SM80_BWD_LSE_SMEM
-// 1: each step's LSE and D rows travel with Q/dO by cp.async into shared memory (loaded a step
-// ahead, read after the barrier); 0: read from global memory at the top of the step, which puts a
-// global-load latency between the barrier and the softmax.
-// 1 spilled 8 B at d 128 before FA_SM80_BWD_FAST_TILES; with it, 243 registers and no spill on
-// sm_90a (not yet timed; the global loads are now issued before the S/dP products, so their
-// latency is mostly hidden either way).
-#define FA_SM80_BWD_LSE_SMEM 0
+// Head dims (head_dim_bit mask) whose steps' LSE and D rows travel with Q/dO by cp.async into
+// shared memory (loaded a step ahead, read after the barrier); the others read them from global
+// memory at the top of the step, which puts a global-load latency between the barrier and the
+// softmax (ncu source counters, H200 bf16 N4k, session 13: the FSETP / LOP3 / SHF waiting on
+// those loads held ~6% of the d64 and d128 stall samples). Timed neutral in session 11 (±1.5%);
+// after the banded dQ accumulator (FA_SM80_BWD_DQ_PERM), which took the reductions' L2 traffic
+// out of the way, +2..5% at d 64 / d 128 (session 13, two alternations, N 1k/4k/8k causal and
+// not). d 256 (big-smem tile) spilled 8 B with it: not included. Default 10 (d 64, d 128).
+// The mask is the same in every arch pass: it sets the shared-memory size the host launches with.
+#define FA_SM80_BWD_LSE_SMEM 10
 #endif
 #ifndef FA_SM80_BWD_FAST_TILES
 // 1: a step whose tile needs no mask and has all kBlockM query rows (every step of a non-causal
@@ -387,7 +390,7 @@ struct BwdTraits {
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements per Q (or dO) stage
   static constexpr int kSmemKV = kBlockN * kHeadDim;
   static constexpr int kSmemPdS = kBlockM * kBlockN;
-  static constexpr bool kLseSmem = FA_SM80_BWD_LSE_SMEM != 0;
+  static constexpr bool kLseSmem = (FA_SM80_BWD_LSE_SMEM & head_dim_bit(kHeadDim)) != 0;
   static constexpr int kSmemRowStats = kLseSmem ? kStages * 2 * kBlockM : 0;  // floats: LSE, D
   static constexpr int kSmemBytes =
       int(sizeof(Element)) * (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) +
