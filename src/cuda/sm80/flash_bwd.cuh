@@ -131,9 +131,11 @@ using namespace cute;
 // those loads held ~6% of the d64 and d128 stall samples). Timed neutral in session 11 (±1.5%);
 // after the banded dQ accumulator (FA_SM80_BWD_DQ_PERM), which took the reductions' L2 traffic
 // out of the way, +2..5% at d 64 / d 128 (session 13, two alternations, N 1k/4k/8k causal and
-// not). d 256 (big-smem tile) spilled 8 B with it: not included. Default 10 (d 64, d 128).
+// not), +2..3% at d 256 (whose big-smem tile spilled 8 B with it until the dQ red address's head
+// offset was made opaque; then, session 13 call 9: +1..3% at d 256 N 1k/4k/8k, two alternations).
+// Default 42 (d 64, d 128, d 256).
 // The mask is the same in every arch pass: it sets the shared-memory size the host launches with.
-#define FA_SM80_BWD_LSE_SMEM 10
+#define FA_SM80_BWD_LSE_SMEM 42
 #endif
 #ifndef FA_SM80_BWD_FAST_TILES
 // 1: a step whose tile needs no mask and has all kBlockM query rows (every step of a non-causal
@@ -390,7 +392,9 @@ struct BwdTraits {
   static constexpr int kSmemQ = kBlockM * kHeadDim;  // elements per Q (or dO) stage
   static constexpr int kSmemKV = kBlockN * kHeadDim;
   static constexpr int kSmemPdS = kBlockM * kBlockN;
-  static constexpr bool kLseSmem = (FA_SM80_BWD_LSE_SMEM & head_dim_bit(kHeadDim)) != 0;
+  // The 163 KB d 256 tile (A100) keeps global LSE/D reads: it spilled 4 B with them (sm_80).
+  static constexpr bool kLseSmem =
+      (FA_SM80_BWD_LSE_SMEM & head_dim_bit(kHeadDim)) != 0 && (kHeadDim != 256 || kBigSmem);
   static constexpr int kSmemRowStats = kLseSmem ? kStages * 2 * kBlockM : 0;  // floats: LSE, D
   static constexpr int kSmemBytes =
       int(sizeof(Element)) * (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) +
@@ -1253,7 +1257,12 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
             // whole number of 8-row bands and 8-column blocks away, i.e. at a compile-time
             // distance in either row alignment of the tile (varlen rows start anywhere).
             const MmaCBase<T::kWarpsMdQ> base(thread_id());
-            float* first = ws.dq_accum + int64_t(h) * ws.dq_rows * kD +
+            // The head's offset is formed here from an opaque copy of h: hoisted to the top of
+            // the step, the 64-bit product was kept live across it and spilled 8 B at d 256 with
+            // FA_SM80_BWD_LSE_SMEM.
+            int h_now = h;
+            asm volatile("" : "+r"(h_now));
+            float* first = ws.dq_accum + int64_t(h_now) * ws.dq_rows * kD +
                            dq_acc_offset<kD>(row0 + m0 + base.row, chunk * kDc + base.col);
             return make_tensor(make_gmem_ptr(first), typename DqPermDst<T>::Layout{});
           } else {
