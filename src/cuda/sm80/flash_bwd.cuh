@@ -1225,8 +1225,10 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     {
       // [Hq, rows, D] with a compile-time row stride: every red.global of a thread is one base
       // register plus an immediate offset (a runtime stride cost ~64 registers of addresses).
+      // Row-major (the sm_80 cubin, or DQ_PERM=0): the head stride is ws.dq_rows, the row count
+      // the host laid out (padded to 8 whenever its own pass sees DQ_PERM=1), not total_q.
       float* dq_ptr =
-          kDqPerm ? ws.dq_accum : ws.dq_accum + (kIncrWs ? addr.ws : ws_offset(m0, h)) * kD;
+          kDqPerm ? ws.dq_accum : ws.dq_accum + (int64_t(h) * ws.dq_rows + row0 + m0) * kD;
       Tensor gdQ = make_tensor(make_gmem_ptr(dq_ptr), Shape<Int<kM>, Int<kD>>{},
                                Stride<Int<kD>, _1>{});
       int* sem = nullptr;
