@@ -1272,16 +1272,16 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
           }
         }();
         static_assert(decltype(size(tdQg))::value == decltype(size(acc_dq))::value);
-        // kExpBeforeDP: the thread's dQ offsets from an opaque tid, rebuilt here rather than kept
-        // live from the kernel's start (d 256 spilled 8 B of edge-tile red addresses otherwise).
-        if constexpr (kDqPerm) {
-        } else if constexpr (kExpBeforeDP && kCheapTid) {
+        // Row-major with kExpBeforeDP: the thread's dQ offsets from an opaque tid, rebuilt here
+        // rather than kept live from the kernel's start (d 256 spilled 8 B of edge-tile red
+        // addresses otherwise).
+        if constexpr (!kDqPerm && kExpBeforeDP && kCheapTid) {
           // Thread 0's partition moved by the thread's first entry (gdQ's strides are constants).
           const MmaCBase<T::kWarpsMdQ> base(thread_id());
           Tensor g0 = partition_c(mma_dq.get_thread_slice(0),
                                   local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
           tdQg = make_tensor(g0.data() + (base.row * kD + base.col), g0.layout());
-        } else if constexpr (kExpBeforeDP) {
+        } else if constexpr (!kDqPerm && kExpBeforeDP) {
           tdQg = partition_c(mma_dq.get_thread_slice(thread_id()),
                              local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
         }
