@@ -63,6 +63,13 @@ struct BwdWorkspace {
   int rotate_m = 0;
 };
 
+// Address of (head h, row, col) in dq_accum: the head stride and element order every kernel of a
+// cubin uses (the pre-pass's zeroing, the main kernel's reductions, the conversion).
+template <int kHeadDim>
+inline __host__ __device__ float* dq_acc_at(const BwdWorkspace& ws, int h, int64_t row, int col) {
+  return ws.dq_accum + int64_t(h) * ws.dq_rows * kHeadDim + dq_acc_offset<kHeadDim>(row, col);
+}
+
 inline size_t bwd_align(size_t x) { return (x + 255) & ~size_t(255); }
 
 // Lays the buffers out from base (null base: only computes the size into *bytes).

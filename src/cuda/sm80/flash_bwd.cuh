@@ -647,8 +647,7 @@ __global__ void __launch_bounds__(256) bwd_prepass_kernel(const __grid_constant_
 #pragma unroll
     for (int e = 0; e < 8; ++e) dot += float(oe[e]) * float(de[e]);
     // Columns c0 .. c0 + 7 are contiguous in either accumulator order (c0 is a multiple of 8).
-    float4* acc = reinterpret_cast<float4*>(ws.dq_accum + int64_t(h) * ws.dq_rows * kHeadDim +
-                                            dq_acc_offset<kHeadDim>(row, c0));
+    float4* acc = reinterpret_cast<float4*>(dq_acc_at<kHeadDim>(ws, h, row, c0));
     acc[0] = make_float4(0.f, 0.f, 0.f, 0.f);
     acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
@@ -669,8 +668,7 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(
   const int h = int(pair - row * p.heads_q);
   int64_t b, r;
   ws_row_to_tensor(p, row, &b, &r);
-  const float4* acc = reinterpret_cast<const float4*>(ws.dq_accum + int64_t(h) * ws.dq_rows * kHeadDim +
-                                                      dq_acc_offset<kHeadDim>(row, c0));
+  const float4* acc = reinterpret_cast<const float4*>(dq_acc_at<kHeadDim>(ws, h, row, c0));
   float4 a0 = acc[0], a1 = acc[1];
   a0.x *= p.scale, a0.y *= p.scale, a0.z *= p.scale, a0.w *= p.scale;
   a1.x *= p.scale, a1.y *= p.scale, a1.z *= p.scale, a1.w *= p.scale;
@@ -1225,10 +1223,9 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     {
       // [Hq, rows, D] with a compile-time row stride: every red.global of a thread is one base
       // register plus an immediate offset (a runtime stride cost ~64 registers of addresses).
-      // Row-major (the sm_80 cubin, or DQ_PERM=0): the head stride is ws.dq_rows, the row count
-      // the host laid out (padded to 8 whenever its own pass sees DQ_PERM=1), not total_q.
-      float* dq_ptr =
-          kDqPerm ? ws.dq_accum : ws.dq_accum + (int64_t(h) * ws.dq_rows + row0 + m0) * kD;
+      // Row-major (the sm_80 cubin, or DQ_PERM=0) only: the banded order's addresses are built
+      // per thread below (tdQg).
+      float* dq_ptr = kDqPerm ? ws.dq_accum : dq_acc_at<kD>(ws, h, row0 + m0, 0);
       Tensor gdQ = make_tensor(make_gmem_ptr(dq_ptr), Shape<Int<kM>, Int<kD>>{},
                                Stride<Int<kD>, _1>{});
       int* sem = nullptr;
@@ -1264,8 +1261,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
             // FA_SM80_BWD_LSE_SMEM.
             int h_now = h;
             asm volatile("" : "+r"(h_now));
-            float* first = ws.dq_accum + int64_t(h_now) * ws.dq_rows * kD +
-                           dq_acc_offset<kD>(row0 + m0 + base.row, chunk * kDc + base.col);
+            float* first = dq_acc_at<kD>(ws, h_now, row0 + m0 + base.row, chunk * kDc + base.col);
             return make_tensor(make_gmem_ptr(first), typename DqPermDst<T>::Layout{});
           } else {
             return partition_c(thr_dq, local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
