@@ -2,10 +2,13 @@
 // over. Shared by the workspace-size function (bwd_workspace.cu) and the launcher so the two can
 // never disagree.
 //
-//   dq_accum  fp32 [Hq, dq_rows, D]        dQ summed over key blocks (zeroed by the pre-pass);
-//                                          element order within a head: dq_acc_offset
+//   dq_accum  fp32 [Hq, dq_rows, D]        dQ summed over key blocks (zeroed by the pre-pass, or
+//                                          not: BwdWorkspace::store_first); element order
+//                                          within a head: dq_acc_offset
 //   dsum      fp32 [Hq, total_q rows]      D = rowsum(dO ∘ O)
-//   dq_sem    int  [B, Hq, query blocks]   deterministic mode only: key blocks already added
+//   dq_sem    int  [B, Hq, query blocks]   per query block of the main kernel: in deterministic
+//                                          mode the key blocks already added, else the
+//                                          first-adder claim (0 none, 1 storing, 2 stored)
 //
 // "rows" are the workspace's dense row index: b * Nq + i in the batch form, cu_seqlens_q[b] + i in
 // the varlen form, so one index serves both.
@@ -58,9 +61,16 @@ struct BwdWorkspace {
   int64_t n_sem = 0;
   int64_t sem_blocks_per_head = 0;  // query blocks per (batch, head)
   int64_t dq_rows = 0;              // rows per head of dq_accum: total_q (a multiple of 8 with DQ_PERM)
-  // Kernel switch set by the launcher (not part of the buffer layout): 1 = each key block starts its
-  // walk over query blocks at (key block mod query blocks) instead of at the first one.
+  // Kernel switches set by the launcher (not part of the buffer layout):
+  // rotate_m: where each key block starts its walk over query blocks (FA_SM80_BWD_ROTATE_M:
+  // 0 the first, 1 key block mod query blocks, 2 spread over the query blocks).
   int rotate_m = 0;
+  // store_first (FA_SM80_BWD_DQ_STORE): the pre-pass leaves dq_accum as it is; each query block's
+  // first adder stores its dS K instead of adding it, and the conversion writes 0 for blocks no
+  // key block reached (dq_sem still 0). sem_block_m: the main kernel's query rows per block, the
+  // unit of dq_sem.
+  int store_first = 0;
+  int sem_block_m = 0;
 };
 
 // Address of (head h, row, col) in dq_accum: the head stride and element order every kernel of a
@@ -81,7 +91,9 @@ inline BwdWorkspace bwd_workspace_layout(const core::AttnParams& p, void* base, 
   const size_t dq_bytes = bwd_align(size_t(w.dq_rows) * p.heads_q * p.head_dim * sizeof(float));
   const size_t dsum_bytes = bwd_align(rows * p.heads_q * sizeof(float));
   w.sem_blocks_per_head = (p.seqlen_q + kBwdSemBlockM - 1) / kBwdSemBlockM;
-  w.n_sem = p.deterministic ? int64_t(p.batch) * p.heads_q * w.sem_blocks_per_head : 0;
+  // Always laid out (4 bytes per 32 query rows and head), so the size does not depend on a
+  // run-time switch: the deterministic turns or the first-adder claims use it.
+  w.n_sem = int64_t(p.batch) * p.heads_q * w.sem_blocks_per_head;
   const size_t sem_bytes = bwd_align(size_t(w.n_sem) * sizeof(int));
   if (bytes) *bytes = dq_bytes + dsum_bytes + sem_bytes;
   if (base) {

@@ -2,8 +2,9 @@
 // Runs on sm_80 and, compiled separately, on sm_90.
 //
 // Three kernels per call, stream-ordered:
-//  1. bwd_prepass_kernel — one warp per (query row, head): D = rowsum(dO ∘ O) in fp32, and zeroes
-//     that row's fp32 dQ accumulator (and, in deterministic mode, the dQ semaphores).
+//  1. bwd_prepass_kernel — prepost_lanes lanes per (query row, head): D = rowsum(dO ∘ O) in fp32;
+//     zeroes the dQ semaphores / first-adder claims and, unless the main kernel's first adders store
+//     (FA_SM80_BWD_DQ_STORE), the row's fp32 dQ accumulator.
 //  2. bwd_main_kernel — one CTA per (key block, KV head, batch). K_j and V_j stay in shared memory
 //     and dK_j, dV_j in fp32 registers while the CTA walks every (query head of the GQA group,
 //     query block that sees key block j). Per step:
@@ -13,15 +14,17 @@
 //        dS = P ∘ (dP − D) · d(score)/d(qk) / scale   (1, or 1 − tanh² with softcap)
 //        P, dS -> smem (fp16/bf16)                      __syncthreads
 //        dV_j += P^T dO_i                                (ldmatrix.trans of the same smem tiles)
-//        dQ_i += dS K_j  -> red.global.add(.v2).f32 into the workspace accumulator
+//        dQ_i += dS K_j  -> red.global.add(.v2).f32 into the workspace accumulator (st.global
+//                           by the block's first adder, FA_SM80_BWD_DQ_STORE)
 //        dK_j += dS^T Q_i                                (MMAs issue while the atomics drain)
 //                                                        __syncthreads (smem stage reuse)
 //     Key blocks that run side by side start at different query blocks (FA_SM80_BWD_ROTATE_M),
-//     so their dQ atomics land on different rows.
+//     so their dQ atomics land on different rows and each query block's first visitor is alone.
 //     Deterministic mode orders the dQ adds of one query block by key block with a per-(batch,
 //     head, query block) counter: key block j spins until the counter equals its rank.
 //     The epilogue stages dK_j, dV_j through smem (reusing K/V's space) for 16-byte stores.
-//  3. bwd_convert_dq_kernel — one warp per (row, head): fp32 dQ -> dq's dtype and strides.
+//  3. bwd_convert_dq_kernel — prepost_lanes lanes per (row, head): fp32 dQ -> dq's dtype and
+//     strides (0 where no key block reached the row's query block).
 // Tile shapes per head dim live in one table (BwdTile); its switches (kStages: Q/dO double
 // buffering, kSdPChunks / kDQChunks: register-pressure splitting, warp layouts) and the
 // FA_SM80_BWD_* macros are what an ablation varies. p.deterministic is a runtime switch.
@@ -53,7 +56,10 @@
 #include "core/softmax.hpp"
 #include "core/status.hpp"
 #include "cuda/common/device_attr.hpp"
+#include "cuda/common/env.hpp"
+#include "cuda/common/launch_ex.hpp"
 #include "cuda/common/head_dim_mask.hpp"
+#include "cuda/common/pdl.cuh"
 #include "cuda/common/sm80_tile.cuh"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm80/bwd_block_range.cuh"
@@ -396,9 +402,12 @@ struct BwdTraits {
   static constexpr bool kLseSmem =
       (FA_SM80_BWD_LSE_SMEM & head_dim_bit(kHeadDim)) != 0 && (kHeadDim != 256 || kBigSmem);
   static constexpr int kSmemRowStats = kLseSmem ? kStages * 2 * kBlockM : 0;  // floats: LSE, D
+  // One int after the row stats: the step's first-adder decision (BwdWorkspace::store_first),
+  // handed from thread 0 to the CTA (16 bytes keep the total a multiple of 16).
+  static constexpr int kSmemClaimBytes = 16;
   static constexpr int kSmemBytes =
       int(sizeof(Element)) * (2 * kSmemKV + 2 * kStages * kSmemQ + 2 * kSmemPdS) +
-      int(sizeof(float)) * kSmemRowStats;
+      int(sizeof(float)) * kSmemRowStats + kSmemClaimBytes;
   static_assert(kSmemBytes <= (kBigSmem ? kSm90SmemLimit : kSm80SmemLimit),
                 "must fit the shared-memory limit of the devices it is launched on");
 
@@ -414,14 +423,72 @@ struct BwdTraits {
   using SmemStore = Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<32>, Element>;  // 2 accums
 };
 
-// Runtime switch for ablations (environment, read once per process):
-//   FA_SM80_BWD_ROTATE_M=0  every key block walks the query blocks from the first (all CTAs of a
-//                           head add into the same dQ rows at the same time); default 1: rotated.
-inline bool bwd_rotate_m() {
-  static const bool on = [] {
-    const char* e = std::getenv("FA_SM80_BWD_ROTATE_M");
-    return e == nullptr || std::atoi(e) != 0;
-  }();
+// Where each key block starts its walk over its query blocks (BwdWorkspace::rotate_m; build macro,
+// or the environment variable of that name, read once per process):
+//   0  at the first: all CTAs of a head add into the same dQ rows at the same time
+//   1  at (key block mod query blocks): neighbouring key blocks add into different rows
+//   2  at (key block · query blocks / key blocks) mod query blocks: the same where there are as
+//      many query blocks as key blocks (d 64, d 256), spread over all of them where there are
+//      more (d 128: 64-row query blocks, 128-key blocks). With the first-adder store
+//      (FA_SM80_BWD_DQ_STORE) that is what keeps each query block's first visit with one key
+//      block: under 1, key block n - 1 reaches blocks n + 1, n + 2, ... one step after key block
+//      n has claimed them and, when n runs late, waits for each of its stores.
+#ifndef FA_SM80_BWD_ROTATE_M
+#define FA_SM80_BWD_ROTATE_M 2
+#endif
+inline int bwd_rotate_m() {
+  static const int mode = env_int("FA_SM80_BWD_ROTATE_M", FA_SM80_BWD_ROTATE_M);
+  return mode;
+}
+
+// Launch switches of the three kernels (build macro, or the environment variable of that name,
+// read once per process; 0 = off):
+//   FA_SM80_BWD_PDL             on sm_90+ devices, the main kernel and the conversion launch as
+//                               programmatic dependents of the kernel before them
+//                               (cuda/common/pdl.cuh): each one's launch, and the main kernel's
+//                               K/V loads, overlap the previous kernel's tail. sm_8x: plain.
+//                               Default 0: H200 session 14, with the other two on, N 512 / 1k
+//                               d 64 / d 128 / d 256 causal and not, off was +0..+7% (d 256
+//                               -4..-7% with it); the FA3 backward keeps its own (FA_SM90_BWD_PDL).
+//   FA_SM80_BWD_DQ_STORE        first-adder dQ store (BwdWorkspace::store_first): the pre-pass
+//                               does not zero the 4·Hq·total_q·D-byte accumulator; the first key
+//                               block to reach a query block (a CAS on its dq_sem entry, or turn 0
+//                               in deterministic mode) stores its dS K there, and the others add
+//                               once it is visible. Neither the zeros' write nor the first reds'
+//                               line fills reach HBM. H200 session 14 (off vs on, packed on):
+//                               N 512 / 1k +6..+19% (d 128 causal N 512 +20%), N 2k +4%, d 64
+//                               N 4k-16k +1..+3%, d 128 non-causal N 8k -3% with ROTATE_M 1
+//                               (+3.5% with 2, which is why 2 is the default).
+//   FA_SM80_BWD_PACKED_PREPOST  the pre-pass and the conversion give each (row, head) only the
+//                               lanes it has work for (prepost_lanes) instead of a whole warp.
+//                               H200 session 14 (on vs off, first-adder store on), N 512 / 1k:
+//                               d 64 +13..+28%, d 128 +3..+8%, d 256 (32 lanes either way) 0.
+#ifndef FA_SM80_BWD_PDL
+#define FA_SM80_BWD_PDL 0
+#endif
+#ifndef FA_SM80_BWD_DQ_STORE
+#define FA_SM80_BWD_DQ_STORE 1
+#endif
+#ifndef FA_SM80_BWD_PACKED_PREPOST
+#define FA_SM80_BWD_PACKED_PREPOST 1
+#endif
+// The sm_80 cubin has no first-adder code (its 163 KB d 256 tile spilled 8 B with it), and the
+// launcher turns the store off on sm_8x devices, so its pre-pass zeroes as before.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FA_SM80_BWD_DQ_STORE_CODE 0
+#else
+#define FA_SM80_BWD_DQ_STORE_CODE 1
+#endif
+inline bool bwd_pdl() {
+  static const bool on = env_int("FA_SM80_BWD_PDL", FA_SM80_BWD_PDL) != 0;
+  return on;
+}
+inline bool bwd_dq_store() {
+  static const bool on = env_int("FA_SM80_BWD_DQ_STORE", FA_SM80_BWD_DQ_STORE) != 0;
+  return on;
+}
+inline bool bwd_packed_prepost() {
+  static const bool on = env_int("FA_SM80_BWD_PACKED_PREPOST", FA_SM80_BWD_PACKED_PREPOST) != 0;
   return on;
 }
 
@@ -519,19 +586,34 @@ CUTE_DEVICE void ws_row_to_tensor(const core::AttnParams& p, int64_t row, int64_
   }
 }
 
-// Fire-and-forget fp32 add at L2 (atomicAdd with an unused result compiles to ATOMG on sm_90).
-CUTE_DEVICE void red_add(float* ptr, float v) {
-  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(ptr), "f"(v) : "memory");
+// Fire-and-forget fp32 add at L2 (atomicAdd with an unused result compiles to ATOMG on sm_90), or
+// with `store` a plain store (the first adder, BwdWorkspace::store_first). One asm with both
+// instructions predicated: a C++ branch around each asm would be a branch per instruction.
+CUTE_DEVICE void red_or_store(float* ptr, float v, bool store) {
+  asm volatile(
+      "{\n .reg .pred s;\n setp.ne.b32 s, %2, 0;\n"
+      " @s st.global.f32 [%0], %1;\n @!s red.global.add.f32 [%0], %1;\n}" ::"l"(ptr),
+      "f"(v), "r"(int(store))
+      : "memory");
 }
 
-// Two adjacent floats (8-byte aligned) in one vector reduction; sm_90 and later only.
-CUTE_DEVICE void red_add2(float* ptr, float a, float b) {
+// Two adjacent floats (8-byte aligned) in one vector reduction (sm_90 and later; two scalar ones
+// before), or a vector store.
+CUTE_DEVICE void red_or_store2(float* ptr, float a, float b, bool store) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(ptr), "f"(a), "f"(b) : "memory");
+  asm volatile(
+      "{\n .reg .pred s;\n setp.ne.b32 s, %3, 0;\n"
+      " @s st.global.v2.f32 [%0], {%1, %2};\n @!s red.global.add.v2.f32 [%0], {%1, %2};\n}" ::"l"(ptr),
+      "f"(a), "f"(b), "r"(int(store))
+      : "memory");
 #else
-  red_add(ptr, a);
-  red_add(ptr + 1, b);
+  red_or_store(ptr, a, store);
+  red_or_store(ptr + 1, b, store);
 #endif
+}
+
+CUTE_DEVICE void store_release(int* ptr, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(ptr), "r"(v) : "memory");
 }
 
 // 4-byte cp.async (the .ca form; .cg only moves 16 bytes).
@@ -621,23 +703,59 @@ CUTE_DEVICE int load_acquire(const int* ptr) {
   return v;
 }
 
+// Lanes per (row, head) in the pre-pass and the conversion: 8 elements (16 bytes) per lane, the
+// head dim rounded up to a power of two so a group's shuffles stay inside it. Packed
+// (FA_SM80_BWD_PACKED_PREPOST, below) a warp handles 32 / lanes pairs; unpacked one pair per warp,
+// as before, which leaves 24 of 32 lanes idle at d 64 (16 at d 128).
+template <int kHeadDim>
+constexpr int prepost_lanes() {
+  return kHeadDim <= 32 ? 4 : kHeadDim <= 64 ? 8 : kHeadDim <= 128 ? 16 : 32;
+}
+template <int kHeadDim, bool kPacked>
+constexpr int prepost_group() {
+  return kPacked ? prepost_lanes<kHeadDim>() : 32;
+}
+
+// (sequence, row within it) of a dense workspace row; varlen by a binary search of cu_seqlens_q
+// (the largest b with cu_seqlens_q[b] <= row, which steps over empty sequences).
+CUTE_DEVICE void ws_row_to_seq(const core::AttnParams& p, int64_t row, int* b, int64_t* r) {
+  if (p.varlen) {
+    int lo = 0, hi = p.batch;
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (p.cu_seqlens_q[mid] <= row) lo = mid;
+      else hi = mid;
+    }
+    *b = lo;
+    *r = row - p.cu_seqlens_q[lo];
+  } else {
+    *b = int(row / p.seqlen_q);
+    *r = row - int64_t(*b) * p.seqlen_q;
+  }
+}
+
 // ---- kernel 1: D = rowsum(dO ∘ O), zero the dQ accumulator -------------------------------------
-template <typename Element, int kHeadDim>
+// A group of prepost_group lanes per (row, head), head fastest. Zeroes the semaphores / claims and,
+// unless the main kernel's first adders store (ws.store_first), the row's dQ accumulator.
+template <typename Element, int kHeadDim, bool kPacked>
 __global__ void __launch_bounds__(256) bwd_prepass_kernel(const __grid_constant__ core::AttnParams p,
                                                           const BwdWorkspace ws) {
+  pdl_trigger();  // FA_SM80_BWD_PDL: the main kernel may be scheduled (it waits for our writes)
+  constexpr int kGroup = prepost_group<kHeadDim, kPacked>();
   const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t nthreads = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = gtid; i < ws.n_sem; i += nthreads) ws.dq_sem[i] = 0;
-  const int64_t pair = gtid / 32;  // (row, head), head fastest
-  const int lane = threadIdx.x % 32;
-  if (pair >= p.total_q * p.heads_q) return;
+  const int64_t pair = gtid / kGroup;  // (row, head), head fastest
+  const int lane = threadIdx.x % kGroup;
+  // Lanes past the last pair stay for the whole-warp shuffles below.
+  const bool valid = pair < p.total_q * p.heads_q;
   const int64_t row = pair / p.heads_q;
   const int h = int(pair - row * p.heads_q);
-  int64_t b, r;
-  ws_row_to_tensor(p, row, &b, &r);
+  int64_t b = 0, r = 0;
+  if (valid) ws_row_to_tensor(p, row, &b, &r);
   float dot = 0.f;
-  const int c0 = lane * 8;  // 8 elements (16 bytes) per lane; d <= 256 needs at most 32 lanes
-  if (c0 < kHeadDim) {
+  const int c0 = lane * 8;  // 8 elements (16 bytes) per lane
+  if (valid && c0 < kHeadDim) {
     const uint4 ov = *reinterpret_cast<const uint4*>(static_cast<const Element*>(p.o) +
                                                      p.o_str.offset(b, r, h) + c0);
     const uint4 dv = *reinterpret_cast<const uint4*>(static_cast<const Element*>(p.dout) +
@@ -646,30 +764,46 @@ __global__ void __launch_bounds__(256) bwd_prepass_kernel(const __grid_constant_
     const Element* de = reinterpret_cast<const Element*>(&dv);
 #pragma unroll
     for (int e = 0; e < 8; ++e) dot += float(oe[e]) * float(de[e]);
-    // Columns c0 .. c0 + 7 are contiguous in either accumulator order (c0 is a multiple of 8).
-    float4* acc = reinterpret_cast<float4*>(dq_acc_at<kHeadDim>(ws, h, row, c0));
-    acc[0] = make_float4(0.f, 0.f, 0.f, 0.f);
-    acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (!ws.store_first) {
+      // Columns c0 .. c0 + 7 are contiguous in either accumulator order (c0 is a multiple of 8).
+      float4* acc = reinterpret_cast<float4*>(dq_acc_at<kHeadDim>(ws, h, row, c0));
+      acc[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+      acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
   }
+  // A group is an aligned power-of-two run of lanes: xor offsets below kGroup stay inside it.
 #pragma unroll
-  for (int o = 16; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
-  if (lane == 0) ws.dsum[int64_t(h) * p.total_q + row] = dot;
+  for (int o = kGroup / 2; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+  if (valid && lane == 0) ws.dsum[int64_t(h) * p.total_q + row] = dot;
 }
 
 // ---- kernel 3: fp32 dQ -> dq ----------------------------------------------------------------------
-template <typename Element, int kHeadDim>
+// A group of prepost_group lanes per (row, head). With ws.store_first, a row whose query block no
+// key block reached (its dq_sem entry still 0: no claim, no turn) was never written: dQ = 0 there.
+template <typename Element, int kHeadDim, bool kPacked>
 __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(
     const __grid_constant__ core::AttnParams p, const BwdWorkspace ws) {
-  const int64_t pair = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
+  pdl_wait();  // FA_SM80_BWD_PDL: launched during the main kernel's tail; the accumulator is its output
+  constexpr int kGroup = prepost_group<kHeadDim, kPacked>();
+  const int64_t pair = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kGroup;
+  const int lane = threadIdx.x % kGroup;
   const int c0 = lane * 8;
   if (pair >= p.total_q * p.heads_q || c0 >= kHeadDim) return;
   const int64_t row = pair / p.heads_q;
   const int h = int(pair - row * p.heads_q);
   int64_t b, r;
   ws_row_to_tensor(p, row, &b, &r);
+  // Loaded whether or not the block was visited (the workspace is ours to read), so the claim's
+  // load does not delay the accumulator's: unpacked, that chain cost d 64 N 512 ~15%.
   const float4* acc = reinterpret_cast<const float4*>(dq_acc_at<kHeadDim>(ws, h, row, c0));
   float4 a0 = acc[0], a1 = acc[1];
+  if (ws.store_first) {
+    int sb;
+    int64_t sr;
+    ws_row_to_seq(p, row, &sb, &sr);
+    if (ws.dq_sem[(int64_t(sb) * p.heads_q + h) * ws.sem_blocks_per_head + sr / ws.sem_block_m] == 0)
+      a0 = a1 = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   a0.x *= p.scale, a0.y *= p.scale, a0.z *= p.scale, a0.w *= p.scale;
   a1.x *= p.scale, a1.y *= p.scale, a1.z *= p.scale, a1.w *= p.scale;
   uint4 out;
@@ -698,6 +832,7 @@ __global__ void __launch_bounds__(T::kNThreads, 1)
   } else
 #endif
   {
+    pdl_trigger();  // FA_SM80_BWD_PDL: the conversion may be scheduled into our last wave
     bwd_main<T, kMasked, kSoftcap>(p, ws);
   }
 }
@@ -730,7 +865,12 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
   const int64_t n0 = int64_t(n_block) * kN;
-  if (n0 >= seq.k_len) return;  // the grid covers the longest sequence
+  if (n0 >= seq.k_len) {  // the grid covers the longest sequence
+    // FA_SM80_BWD_PDL: our grid completes only after the pre-pass's, so the conversion (our
+    // dependent) may read what the pre-pass wrote even where every CTA returns here.
+    pdl_wait();
+    return;
+  }
   const int tid = threadIdx.x;
   const int k_rows = int(min(int64_t(kN), seq.k_len - n0));
   const core::Mask mask(seq.q_len, seq.k_len, kMasked ? p.window_left : -1,
@@ -745,6 +885,12 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   Element* smem_ds = smem_p + T::kSmemPdS;
   // [kStages][LSE row 0..kM-1, D row 0..kM-1] (kLseSmem only)
   float* smem_stats = reinterpret_cast<float*>(smem_ds + T::kSmemPdS);
+  // The step's first-adder decision (ws.store_first): thread 0's CAS result, or in deterministic
+  // mode whether this is the block's turn 0.
+  volatile int* smem_claim = reinterpret_cast<volatile int*>(smem_stats + T::kSmemRowStats);
+  // First-adder claims (ws.store_first) outside deterministic mode; that mode's turn 0 stores.
+  const bool store_first = FA_SM80_BWD_DQ_STORE_CODE && ws.store_first;
+  const bool claim_first = store_first && !p.deterministic;
 
   Tensor sK = make_tensor(make_smem_ptr(smem_k), typename T::SmemLayoutKV{});
   Tensor sV = make_tensor(make_smem_ptr(smem_v), typename T::SmemLayoutKV{});
@@ -769,6 +915,9 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     load_rows(gmem_load, partition_s(gmem_thr, gV), partition_d(gmem_thr, sV), cKV, k_rows);
     cp_async_fence();
   }
+  // FA_SM80_BWD_PDL: K and V are inputs; from here on we read the pre-pass's output (D, the
+  // zeroed accumulator or claims).
+  pdl_wait();
 
   // ---- the (query head, query block) steps of this CTA
   const int group = p.group_size();
@@ -779,7 +928,13 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   const int n_steps = group * n_m;
   // Query block of a step. Rotated (ws.rotate_m), neighbouring key blocks, which run at the same
   // time, add into different dQ rows instead of all hammering the same 64 rows' L2 lines.
-  const int rot = ws.rotate_m && n_m > 0 ? n_block % n_m : 0;
+  int rot = 0;
+  if (n_m > 0 && ws.rotate_m == 1) {
+    rot = n_block % n_m;
+  } else if (n_m > 0 && ws.rotate_m == 2) {
+    const int64_t nb = (seq.k_len + kN - 1) / kN;
+    rot = int(int64_t(n_block) * n_m / nb % n_m);
+  }
   // A step's query head and the index of its query block in walk order (before the rotation).
   struct StepPos {
     int h, i;
@@ -1033,6 +1188,13 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     const int64_t m_block = step_m_block(pos);
     const int64_t m0 = m_block * kM;
     const int q_rows = int(min(int64_t(kM), seq.q_len - m0));
+    // This query block's dq_sem entry (its semaphore or first-adder claim).
+    auto sem_of_step = [&] { return ws.dq_sem + (int64_t(b) * p.heads_q + h) * ws.sem_blocks_per_head + m_block; };
+    // ws.store_first: claim the block now; the CAS's answer is needed only at the barrier before
+    // dQ, so its L2 round trip overlaps S and dP. 0: ours to store; 2: stored, add; 1: another
+    // key block is storing it (waited for below).
+    int claim = 2;
+    if (claim_first && tid == 0) claim = atomicCAS(sem_of_step(), 0, 1);
 
     // LSE (log2 domain; rows past the end or fully masked map to +inf so P = 0) and D per row,
     // from shared memory (kLseSmem) or global memory.
@@ -1201,6 +1363,13 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         sm80::copy_as<uint32_t>(sm80::grid_retile_c_store(mma_sdp, r2s_pds, r2s_pds_thr, rdSc), partition_d(r2s_pds_thr, sdSc));
       }
     }
+    if (claim_first && tid == 0) {
+      // The claimer sets 2 once its stores are visible; it waits for nothing in between (its
+      // release follows its own step), so this wait ends.
+      if (claim == 1)
+        while (load_acquire(sem_of_step()) != 2) __nanosleep(32);
+      *smem_claim = claim == 0;
+    }
     __syncthreads();
 
     // dV += P^T dO, dQ_i += dS K_j (atomics), dK += dS^T Q; see FA_SM80_BWD_DQ_BEFORE_DK.
@@ -1231,11 +1400,13 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
       int* sem = nullptr;
       if (p.deterministic) {
         // Wait until the key blocks before this one (for this query block) have added theirs.
-        sem = ws.dq_sem + (int64_t(b) * p.heads_q + h) * ws.sem_blocks_per_head + m_block;
+        sem = sem_of_step();
         int rank = n_block;
         if constexpr (kMasked) rank -= int(first_key_block(mask, m0, m0 + q_rows, kN));
-        if (tid == 0)
+        if (tid == 0) {
           while (load_acquire(sem) != rank) __nanosleep(32);
+          *smem_claim = store_first && rank == 0;  // turn 0 stores
+        }
         __syncthreads();
       }
 #pragma unroll 1
@@ -1249,6 +1420,9 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         Tensor tdQsdS = partition_s(s2r_dq_a_thr, sdS);
         gemm_smem(mma_dq, acc_dq, rdS, rKt, tdQsdS, partition_s(s2r_dq_b_thr, sKtc), s2r_dq_a,
                   s2r_dq_b, s2r_dq_a_thr, s2r_dq_b_thr);
+        // Store instead of add: this step is the block's first adder. Read from shared memory
+        // here, not kept in a register across the products (d 256 spilled 4 B with that).
+        const bool first = store_first && *smem_claim != 0;
         // The thread's red addresses: DqPermDst below with kDqPerm, else a partition of gdQ.
         auto tdQg = [&] {
           if constexpr (kDqPerm) {
@@ -1287,18 +1461,18 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
           // The row guard of an asm red cannot be predicated: ptxas branches around each one.
           if (kFastTiles && q_rows == kM) {
             CUTE_UNROLL
-            for (int i = 0; i < size(acc_dq); i += 2) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+            for (int i = 0; i < size(acc_dq); i += 2) red_or_store2(&tdQg(i), acc_dq(i), acc_dq(i + 1), first);
           } else {
             Tensor cdQ = dq_coords();
             CUTE_UNROLL
             for (int i = 0; i < size(acc_dq); i += 2)
-              if (get<0>(cdQ(i)) < q_rows) red_add2(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+              if (get<0>(cdQ(i)) < q_rows) red_or_store2(&tdQg(i), acc_dq(i), acc_dq(i + 1), first);
           }
         } else {
           Tensor cdQ = dq_coords();
           CUTE_UNROLL
           for (int i = 0; i < size(acc_dq); ++i)
-            if (get<0>(cdQ(i)) < q_rows) red_add(&tdQg(i), acc_dq(i));
+            if (get<0>(cdQ(i)) < q_rows) red_or_store(&tdQg(i), acc_dq(i), first);
         }
       }
       if (p.deterministic) {
@@ -1315,6 +1489,12 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     }
     if constexpr (kDQBeforeDK) gemm_dk();
     __syncthreads();  // every thread is done with this stage's Q/dO and with sP/sdS
+    // The first adder's stores (every thread's, ordered before thread 0 by the barrier; the fence
+    // is cumulative) become visible GPU-wide before the claim says 2.
+    if (claim_first && tid == 0 && *smem_claim != 0) {
+      __threadfence();
+      store_release(sem_of_step(), 2);
+    }
     if (kStages == 1 && step + 1 < n_steps) load_q_do(pos_next, 0, addr_next);
     pos = pos_next;
     if constexpr (kIncrAddr) addr = addr_next;
@@ -1382,8 +1562,8 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   constexpr bool kHasBig = sm80::bwd::has_big_smem_tile<Element, kHeadDim, kSoftcap>();
   static_assert(!kHasBig || (TBig::kBlockN == T::kBlockN && TBig::kBlockM == T::kBlockM),
                 "the two tiles share the launch shape and the workspace layout");
-  const int cc_major = kHasBig ? device_attr<cudaDevAttrComputeCapabilityMajor>(p.device_id) : 0;
-  if (kHasBig && cc_major == 0)
+  const int cc_major = device_attr<cudaDevAttrComputeCapabilityMajor>(p.device_id);
+  if (cc_major == 0)
     return core::unsupported(std::string(name) + ": could not query the device's compute capability");
   const bool use_big = kHasBig && cc_major >= 9;
   if (use_big &&
@@ -1395,15 +1575,26 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   sm80::BwdWorkspace ws = sm80::bwd_workspace_layout(p, ws_ptr, nullptr);
   // Rotation reorders the dQ additions, so the deterministic mode (ordered adds) keeps the plain
   // order (rotated, each key block would wait on its predecessors at every step).
-  ws.rotate_m = !p.deterministic && sm80::bwd::bwd_rotate_m();
-  const int64_t pair_threads = p.total_q * p.heads_q * 32;
+  ws.rotate_m = p.deterministic ? 0 : sm80::bwd::bwd_rotate_m();
+  ws.store_first = cc_major >= 9 && sm80::bwd::bwd_dq_store() ? 1 : 0;  // FA_SM80_BWD_DQ_STORE_CODE
+  ws.sem_block_m = T::kBlockM;
+  // Programmatic dependent launches need sm_90 (griddepcontrol).
+  const bool pdl = cc_major >= 9 && sm80::bwd::bwd_pdl();
+  const bool packed = sm80::bwd::bwd_packed_prepost();
+  const int64_t pair_threads =
+      p.total_q * p.heads_q * (packed ? sm80::bwd::prepost_lanes<kHeadDim>() : 32);
   const int64_t pair_blocks = (pair_threads + 255) / 256;
   const int64_t sem_blocks = (ws.n_sem + 255) / 256;
   const int64_t pre_blocks = pair_blocks > sem_blocks ? pair_blocks : sem_blocks;
-  if (pre_blocks > 0)
-    sm80::bwd::bwd_prepass_kernel<Element, kHeadDim><<<unsigned(pre_blocks), 256, 0, stream>>>(p, ws);
+  if (pre_blocks > 0) {
+    if (packed)
+      sm80::bwd::bwd_prepass_kernel<Element, kHeadDim, true><<<unsigned(pre_blocks), 256, 0, stream>>>(p, ws);
+    else
+      sm80::bwd::bwd_prepass_kernel<Element, kHeadDim, false><<<unsigned(pre_blocks), 256, 0, stream>>>(p, ws);
+  }
 
   // Both tiles of a head dim have the same kBlockN (grid) and kBlockM (workspace semaphores).
+  bool main_launched = false;
   auto launch_main = [&](auto traits) -> cudaError_t {
     using TT = decltype(traits);
     const int64_t n_blocks = (p.seqlen_k + TT::kBlockN - 1) / TT::kBlockN;
@@ -1414,8 +1605,9 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
       if (e != cudaSuccess) return e;
     }
     dim3 grid(unsigned(n_blocks), unsigned(p.heads_kv), unsigned(p.batch));
-    kernel<<<grid, TT::kNThreads, TT::kSmemBytes, stream>>>(p, ws);
-    return cudaSuccess;
+    main_launched = true;
+    return launch_ex(LaunchConfig(grid, dim3(TT::kNThreads), size_t(TT::kSmemBytes), stream, pdl && pre_blocks > 0),
+                     kernel, p, ws);
   };
   cudaError_t e = cudaSuccess;
   if constexpr (kHasBig)  // (never instantiates the big tile's kernel for other head dims)
@@ -1423,8 +1615,12 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   else
     e = launch_main(T{});
   if (e != cudaSuccess) return cuda_call_failed(e, name);
-  if (pair_blocks > 0)
-    sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim><<<unsigned(pair_blocks), 256, 0, stream>>>(p, ws);
+  if (pair_blocks > 0) {
+    const LaunchConfig cvt(dim3(unsigned(pair_blocks)), dim3(256), 0, stream, pdl && main_launched);
+    e = packed ? launch_ex(cvt, sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim, true>, p, ws)
+               : launch_ex(cvt, sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim, false>, p, ws);
+    if (e != cudaSuccess) return cuda_call_failed(e, name);
+  }
   return check_launch(name);
 }
 

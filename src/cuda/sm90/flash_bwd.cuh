@@ -29,6 +29,7 @@
 
 #include "core/params.hpp"
 #include "core/status.hpp"
+#include "cuda/common/env.hpp"
 #include "cuda/common/launch_ex.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm90/bwd_prepost.cuh"
@@ -74,14 +75,6 @@ struct CtaOrderKnobs {
   int waves;  // FA_SM90_BWD_CTA_WAVES, or -1 (unset): cta_waves decides per call
 };
 
-inline int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (*end != '\0' || x < 0 || x > (1 << 20)) return fallback;
-  return int(x);
-}
 
 // Default group size in waves: 1 up to 32 key blocks per sequence, 2 above. Why: the group is
 // rounded up to a divisor of the pair count, which at few key blocks can double it (d256 causal

@@ -78,6 +78,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "cuda/common/head_dim_mask.hpp"
+#include "cuda/common/pdl.cuh"
 #include "cuda/common/quad_store.cuh"
 #include "cuda/common/sm90_pair_load.cuh"
 #include "cuda/common/sm90_stmatrix.cuh"
@@ -575,23 +576,10 @@ __device__ __forceinline__ void bwd_release_stage(const BwdParams<Cfg>& prm, uin
 
 // Programmatic dependent launch (FA_SM90_BWD_PDL, default on, env 0 = off; flash_bwd.cuh): the
 // main kernel is launched as a programmatic dependent of bwd_preprocess, and bwd_convert_dq as one
-// of the main kernel, so a kernel's launch and prologue (CTA rasterisation, barrier init, the K/V
-// loads) overlap the previous kernel's tail instead of following its last CTA. A kernel signals
-// its dependents at its start (pdl_trigger: they are scheduled only once every CTA of this grid
-// has started, so they never hold an SM that one of ours still needs), and the dependent waits
-// (pdl_wait: the previous grid has completed and its writes are visible) before its first access
-// to memory that grid writes: the workspace (LSE*log2e, D, the dQ accumulator and its counters).
-// Without the launch attribute both instructions return at once: same kernels either way.
-__device__ __forceinline__ void pdl_trigger() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+// of the main kernel (pdl_trigger / pdl_wait, cuda/common/pdl.cuh), so a kernel's launch and
+// prologue (CTA rasterisation, barrier init, the K/V loads) overlap the previous kernel's tail
+// instead of following its last CTA. The dependent waits before its first access to the
+// workspace (LSE*log2e, D, the dQ accumulator and its counters).
 FA_HD int rotation_start(int n_block, int k_len, int block_n, int m_count) {
   const int nb = (k_len + block_n - 1) / block_n;
   return m_count > 1 && nb > 0 ? int(int64_t(n_block) * m_count / nb) % m_count : 0;
