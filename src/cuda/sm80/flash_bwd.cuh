@@ -587,29 +587,31 @@ CUTE_DEVICE void ws_row_to_tensor(const core::AttnParams& p, int64_t row, int64_
 }
 
 // Fire-and-forget fp32 add at L2 (atomicAdd with an unused result compiles to ATOMG on sm_90), or
-// with `store` a plain store (the first adder, BwdWorkspace::store_first). One asm with both
-// instructions predicated: a C++ branch around each asm would be a branch per instruction.
-CUTE_DEVICE void red_or_store(float* ptr, float v, bool store) {
-  asm volatile(
-      "{\n .reg .pred s;\n setp.ne.b32 s, %2, 0;\n"
-      " @s st.global.f32 [%0], %1;\n @!s red.global.add.f32 [%0], %1;\n}" ::"l"(ptr),
-      "f"(v), "r"(int(store))
-      : "memory");
+// (kStore) a plain store: the block's first adder (BwdWorkspace::store_first). The caller picks
+// one form for a whole loop: one asm with both instructions predicated compiled to a branch
+// around each (ncu: 0.2-0.3 cycles of branch_resolving per issued instruction).
+template <bool kStore>
+CUTE_DEVICE void red_or_store(float* ptr, float v) {
+  if constexpr (kStore)
+    asm volatile("st.global.f32 [%0], %1;" ::"l"(ptr), "f"(v) : "memory");
+  else
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(ptr), "f"(v) : "memory");
 }
 
 // Two adjacent floats (8-byte aligned) in one vector reduction (sm_90 and later; two scalar ones
 // before), or a vector store.
-CUTE_DEVICE void red_or_store2(float* ptr, float a, float b, bool store) {
+template <bool kStore>
+CUTE_DEVICE void red_or_store2(float* ptr, float a, float b) {
+  if constexpr (kStore) {
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(ptr), "f"(a), "f"(b) : "memory");
+  } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n .reg .pred s;\n setp.ne.b32 s, %3, 0;\n"
-      " @s st.global.v2.f32 [%0], {%1, %2};\n @!s red.global.add.v2.f32 [%0], {%1, %2};\n}" ::"l"(ptr),
-      "f"(a), "f"(b), "r"(int(store))
-      : "memory");
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(ptr), "f"(a), "f"(b) : "memory");
 #else
-  red_or_store(ptr, a, store);
-  red_or_store(ptr + 1, b, store);
+    red_or_store<false>(ptr, a);
+    red_or_store<false>(ptr + 1, b);
 #endif
+  }
 }
 
 CUTE_DEVICE void store_release(int* ptr, int v) {
@@ -1455,25 +1457,31 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
           tdQg = partition_c(mma_dq.get_thread_slice(thread_id()),
                              local_tile(gdQ, Shape<Int<kM>, Int<kDc>>{}, make_coord(0, chunk)));
         }
-        if constexpr (kRedV2) {
-          // Accumulator values 2i and 2i + 1 are columns c, c + 1 (c even) of one row.
-          static_assert(decltype(size<0, 0>(acc_dq))::value == 2, "column pairs in mode (0, 0)");
-          // The row guard of an asm red cannot be predicated: ptxas branches around each one.
-          if (kFastTiles && q_rows == kM) {
-            CUTE_UNROLL
-            for (int i = 0; i < size(acc_dq); i += 2) red_or_store2(&tdQg(i), acc_dq(i), acc_dq(i + 1), first);
+        // The adds (or the first adder's stores) of the chunk; `first` is uniform over the CTA.
+        auto put = [&](auto store) {
+          constexpr bool kStore = decltype(store)::value;
+          if constexpr (kRedV2) {
+            // Accumulator values 2i and 2i + 1 are columns c, c + 1 (c even) of one row.
+            static_assert(decltype(size<0, 0>(acc_dq))::value == 2, "column pairs in mode (0, 0)");
+            // The row guard of an asm red cannot be predicated: ptxas branches around each one.
+            if (kFastTiles && q_rows == kM) {
+              CUTE_UNROLL
+              for (int i = 0; i < size(acc_dq); i += 2) red_or_store2<kStore>(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+            } else {
+              Tensor cdQ = dq_coords();
+              CUTE_UNROLL
+              for (int i = 0; i < size(acc_dq); i += 2)
+                if (get<0>(cdQ(i)) < q_rows) red_or_store2<kStore>(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+            }
           } else {
             Tensor cdQ = dq_coords();
             CUTE_UNROLL
-            for (int i = 0; i < size(acc_dq); i += 2)
-              if (get<0>(cdQ(i)) < q_rows) red_or_store2(&tdQg(i), acc_dq(i), acc_dq(i + 1), first);
+            for (int i = 0; i < size(acc_dq); ++i)
+              if (get<0>(cdQ(i)) < q_rows) red_or_store<kStore>(&tdQg(i), acc_dq(i));
           }
-        } else {
-          Tensor cdQ = dq_coords();
-          CUTE_UNROLL
-          for (int i = 0; i < size(acc_dq); ++i)
-            if (get<0>(cdQ(i)) < q_rows) red_or_store(&tdQg(i), acc_dq(i), first);
-        }
+        };
+        if (first) put(cute::true_type{});
+        else put(cute::false_type{});
       }
       if (p.deterministic) {
         __threadfence();
