@@ -720,7 +720,7 @@ constexpr int prepost_group() {
 
 // (sequence, row within it) of a dense workspace row; varlen by a binary search of cu_seqlens_q
 // (the largest b with cu_seqlens_q[b] <= row, which steps over empty sequences).
-CUTE_DEVICE void ws_row_to_seq(const core::AttnParams& p, int64_t row, int* b, int64_t* r) {
+CUTE_HOST_DEVICE void ws_row_to_seq(const core::AttnParams& p, int64_t row, int* b, int64_t* r) {
   if (p.varlen) {
     int lo = 0, hi = p.batch;
     while (hi - lo > 1) {
@@ -734,6 +734,15 @@ CUTE_DEVICE void ws_row_to_seq(const core::AttnParams& p, int64_t row, int* b, i
     *b = int(row / p.seqlen_q);
     *r = row - int64_t(*b) * p.seqlen_q;
   }
+}
+
+// Where key block n_block of nb (nb > n_block) starts its walk over its n_m query blocks
+// (BwdWorkspace::rotate_m, FA_SM80_BWD_ROTATE_M): an index into the walk, which wraps around after
+// the last block.
+CUTE_HOST_DEVICE int walk_start(int mode, int n_block, int n_m, int64_t nb) {
+  if (n_m > 0 && mode == 1) return n_block % n_m;
+  if (n_m > 0 && mode == 2) return int(int64_t(n_block) * n_m / nb % n_m);
+  return 0;
 }
 
 // ---- kernel 1: D = rowsum(dO ∘ O), zero the dQ accumulator -------------------------------------
@@ -930,13 +939,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   const int n_steps = group * n_m;
   // Query block of a step. Rotated (ws.rotate_m), neighbouring key blocks, which run at the same
   // time, add into different dQ rows instead of all hammering the same 64 rows' L2 lines.
-  int rot = 0;
-  if (n_m > 0 && ws.rotate_m == 1) {
-    rot = n_block % n_m;
-  } else if (n_m > 0 && ws.rotate_m == 2) {
-    const int64_t nb = (seq.k_len + kN - 1) / kN;
-    rot = int(int64_t(n_block) * n_m / nb % n_m);
-  }
+  const int rot = walk_start(ws.rotate_m, n_block, n_m, (seq.k_len + kN - 1) / kN);
   // A step's query head and the index of its query block in walk order (before the rotation).
   struct StepPos {
     int h, i;
