@@ -207,6 +207,18 @@ using namespace cute;
 #ifndef FA_SM80_BWD_D256_DQ_CHUNKS
 #define FA_SM80_BWD_D256_DQ_CHUNKS 1  // dQ head-dim slices at d 256
 #endif
+// dQ head-dim slices at d 128 and d 64 (build-time experiment, default 1): each slice's reductions
+// are issued before the next slice's products, so a warp's reductions reach the load/store unit in
+// two bursts of 8 with MMAs between, not one of 16 (ncu, session 14: the 16 back-to-back REDG of
+// the fast path stall on lg_throttle, 0.22-0.23 cycles per issued instruction at N 8k, where
+// PyTorch's FA2 shows none); the price is dS read from shared memory once per slice. At d 256 two
+// slices measured 2-3% faster than one (session 14). Not yet timed at d 64 / d 128.
+#ifndef FA_SM80_BWD_D128_DQ_CHUNKS
+#define FA_SM80_BWD_D128_DQ_CHUNKS 1
+#endif
+#ifndef FA_SM80_BWD_D64_DQ_CHUNKS
+#define FA_SM80_BWD_D64_DQ_CHUNKS 1
+#endif
 #ifndef FA_SM80_BWD_D96_BLOCK_N
 #define FA_SM80_BWD_D96_BLOCK_N 64  // keys per CTA at d 96
 #endif
@@ -307,7 +319,10 @@ struct BwdTile {
                                                      : 4;
   // dQ = dS K may be computed kDQChunks head-dim slices at a time (fewer accumulator registers,
   // dS re-read per slice): d 256 with 64-row steps.
-  static constexpr int kDQChunks = kHeadDim == 256 ? FA_SM80_BWD_D256_DQ_CHUNKS : 1;
+  static constexpr int kDQChunks = kHeadDim == 256   ? FA_SM80_BWD_D256_DQ_CHUNKS
+                                   : kHeadDim == 128 ? FA_SM80_BWD_D128_DQ_CHUNKS
+                                   : kHeadDim == 64  ? FA_SM80_BWD_D64_DQ_CHUNKS
+                                                     : 1;
 };
 
 // The shared-memory layouts and gmem tiled copies of a tile, derived by CuTe. BwdTraits takes them
