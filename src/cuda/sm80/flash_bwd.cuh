@@ -722,7 +722,7 @@ CUTE_DEVICE int load_acquire(const int* ptr) {
 
 // Lanes per (row, head) in the pre-pass and the conversion: 8 elements (16 bytes) per lane, the
 // head dim rounded up to a power of two so a group's shuffles stay inside it. Packed
-// (FA_SM80_BWD_PACKED_PREPOST, below) a warp handles 32 / lanes pairs; unpacked one pair per warp,
+// (FA_SM80_BWD_PACKED_PREPOST, above) a warp handles 32 / lanes pairs; unpacked one pair per warp,
 // as before, which leaves 24 of 32 lanes idle at d 64 (16 at d 128).
 template <int kHeadDim>
 constexpr int prepost_lanes() {
