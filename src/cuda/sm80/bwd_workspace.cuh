@@ -80,6 +80,13 @@ inline __host__ __device__ float* dq_acc_at(const BwdWorkspace& ws, int h, int64
   return ws.dq_accum + int64_t(h) * ws.dq_rows * kHeadDim + dq_acc_offset<kHeadDim>(row, col);
 }
 
+// The dq_sem entry of (batch b, query head h, query block m_block of the main kernel's kBlockM
+// rows): the deterministic turn counter or the first-adder claim, for the main kernel and the
+// conversion alike.
+inline __host__ __device__ int* dq_sem_at(const BwdWorkspace& ws, int heads_q, int64_t b, int h, int64_t m_block) {
+  return ws.dq_sem + (b * heads_q + h) * ws.sem_blocks_per_head + m_block;
+}
+
 inline size_t bwd_align(size_t x) { return (x + 255) & ~size_t(255); }
 
 // Lays the buffers out from base (null base: only computes the size into *bytes).

@@ -827,7 +827,7 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(
     int sb;
     int64_t sr;
     ws_row_to_seq(p, row, &sb, &sr);
-    if (ws.dq_sem[(int64_t(sb) * p.heads_q + h) * ws.sem_blocks_per_head + sr / ws.sem_block_m] == 0)
+    if (*dq_sem_at(ws, p.heads_q, sb, h, sr / ws.sem_block_m) == 0)
       a0 = a1 = make_float4(0.f, 0.f, 0.f, 0.f);
   }
   a0.x *= p.scale, a0.y *= p.scale, a0.z *= p.scale, a0.w *= p.scale;
@@ -1209,7 +1209,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     const int64_t m0 = m_block * kM;
     const int q_rows = int(min(int64_t(kM), seq.q_len - m0));
     // This query block's dq_sem entry (its semaphore or first-adder claim).
-    auto sem_of_step = [&] { return ws.dq_sem + (int64_t(b) * p.heads_q + h) * ws.sem_blocks_per_head + m_block; };
+    auto sem_of_step = [&] { return dq_sem_at(ws, p.heads_q, b, h, m_block); };
     // ws.store_first: claim the block now; the CAS's answer is needed only at the barrier before
     // dQ, so its L2 round trip overlaps S and dP. 0: ours to store; 2: stored, add; 1: another
     // key block is storing it (waited for below).
@@ -1508,7 +1508,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
           // Rebuilt from an opaque m_block: kept from above, the pointer spilled 8 B (d 256).
           int64_t mb = m_block;
           asm volatile("" : "+l"(mb));
-          sem = ws.dq_sem + (int64_t(b) * p.heads_q + h) * ws.sem_blocks_per_head + mb;
+          sem = dq_sem_at(ws, p.heads_q, b, h, mb);
         }
         if (tid == 0) atomicAdd(sem, 1);
       }
@@ -1620,7 +1620,6 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
   }
 
   // Both tiles of a head dim have the same kBlockN (grid) and kBlockM (workspace semaphores).
-  bool main_launched = false;
   auto launch_main = [&](auto traits) -> cudaError_t {
     using TT = decltype(traits);
     const int64_t n_blocks = (p.seqlen_k + TT::kBlockN - 1) / TT::kBlockN;
@@ -1631,7 +1630,6 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
       if (e != cudaSuccess) return e;
     }
     dim3 grid(unsigned(n_blocks), unsigned(p.heads_kv), unsigned(p.batch));
-    main_launched = true;
     return launch_ex(LaunchConfig(grid, dim3(TT::kNThreads), size_t(TT::kSmemBytes), stream, pdl && pre_blocks > 0),
                      kernel, p, ws);
   };
@@ -1642,7 +1640,8 @@ core::Status run_sm80_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
     e = launch_main(T{});
   if (e != cudaSuccess) return cuda_call_failed(e, name);
   if (pair_blocks > 0) {
-    const LaunchConfig cvt(dim3(unsigned(pair_blocks)), dim3(256), 0, stream, pdl && main_launched);
+    // A programmatic dependent of the main kernel, which launch_main skips without keys.
+    const LaunchConfig cvt(dim3(unsigned(pair_blocks)), dim3(256), 0, stream, pdl && p.seqlen_k > 0);
     e = packed ? launch_ex(cvt, sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim, true>, p, ws)
                : launch_ex(cvt, sm80::bwd::bwd_convert_dq_kernel<Element, kHeadDim, false>, p, ws);
     if (e != cudaSuccess) return cuda_call_failed(e, name);
