@@ -129,6 +129,21 @@ using namespace cute;
 // the next step's loads queue behind them).
 #define FA_SM80_BWD_DQ_BEFORE_DK 1
 #endif
+#ifndef FA_SM80_BWD_RED_SPREAD
+// Head dims (head_dim_bit mask) whose dQ reductions are spread over the dK product's k-slices
+// instead of issued back to back before it (the last dQ chunk's, with DQ_BEFORE_DK, in full
+// tiles, not by the first adder, not in the deterministic mode). Why: the 16 red.global.add.v2 of a thread fill the load/store
+// unit's queue, and the warp then sits on lg_throttle (ncu source counters, H200 bf16 N4k,
+// session 15: the reductions are 4.8-5.0% of the main kernel's stall samples at d64/d128, the
+// later ones of the 16 stalling the most) with dK's MMAs not yet issued behind them.
+// Same-call A/B (H200, bf16, d64/d128, N 1k-16k, causal and not): +4..+10% per shape. 0: back to
+// back. The sm_80 cubin keeps 0: unmeasured on an A100, and its d256 tile spilled 84 B with it.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FA_SM80_BWD_RED_SPREAD 0
+#else
+#define FA_SM80_BWD_RED_SPREAD 42
+#endif
+#endif
 #ifndef FA_SM80_BWD_LSE_SMEM
 // Head dims (head_dim_bit mask) whose steps' LSE and D rows travel with Q/dO by cp.async into
 // shared memory (loaded a step ahead, read after the barrier); the others read them from global
@@ -549,6 +564,15 @@ template <class TiledMma, class Acc, class RA, class RB, class SA, class SB, cla
 CUTE_DEVICE void gemm_smem(TiledMma const& mma, Acc& acc, RA& rA, RB& rB, SA const& sA,
                            SB const& sB, CopyA const& copy_a, CopyB const& copy_b,
                            ThrCopyA const& thr_a, ThrCopyB const& thr_b) {
+  gemm_smem(mma, acc, rA, rB, sA, sB, copy_a, copy_b, thr_a, thr_b, [](int) {});
+}
+
+// The same, calling after_slice(k) once slice k's MMAs are issued (work to interleave with them).
+template <class TiledMma, class Acc, class RA, class RB, class SA, class SB, class CopyA, class CopyB,
+          class ThrCopyA, class ThrCopyB, class AfterSlice>
+CUTE_DEVICE void gemm_smem(TiledMma const& mma, Acc& acc, RA& rA, RB& rB, SA const& sA,
+                           SB const& sB, CopyA const& copy_a, CopyB const& copy_b,
+                           ThrCopyA const& thr_a, ThrCopyB const& thr_b, AfterSlice&& after_slice) {
   Tensor rA_view = sm80::grid_retile_ldsm_x4(mma, copy_a, thr_a, rA);
   Tensor rB_view = sm80::grid_retile_ldsm_x4(mma, copy_b, thr_b, rB);
   constexpr int kSlices = decltype(size<2>(rA))::value;
@@ -561,6 +585,7 @@ CUTE_DEVICE void gemm_smem(TiledMma const& mma, Acc& acc, RA& rA, RB& rB, SA con
       copy(copy_b, sB(_, _, k + 1), rB_view(_, _, k + 1));
     }
     cute::gemm(mma, rA(_, _, k), rB(_, _, k), acc);
+    after_slice(k);
   }
 }
 
@@ -872,6 +897,8 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
   constexpr bool kRedV2 = FA_SM80_BWD_DQ_RED_V2 != 0;
   constexpr bool kDqPerm = FA_SM80_BWD_DQ_PERM != 0;
   constexpr bool kFastTiles = FA_SM80_BWD_FAST_TILES != 0;
+  constexpr bool kRedSpread = kDQBeforeDK && kRedV2 && kFastTiles &&
+                              (FA_SM80_BWD_RED_SPREAD & head_dim_bit(kD)) != 0;
   constexpr bool kStepCounters = FA_SM80_BWD_STEP_COUNTERS != 0;
   constexpr int kIncrBits =
       (FA_SM80_BWD_INCR_ADDR_DIMS & head_dim_bit(kD)) != 0 ? FA_SM80_BWD_INCR_ADDR : 0;
@@ -1399,14 +1426,14 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
     Tensor tdVsPt = partition_s(s2r_dkv_a_thr, sPt);
     gemm_smem(mma_dkv, acc_dv, rPt, rdOt, tdVsPt, partition_s(s2r_dkv_b_thr, sdOt), s2r_dkv_a,
               s2r_dkv_b, s2r_dkv_a_thr, s2r_dkv_b_thr);
-    auto gemm_dk = [&] {
+    auto gemm_dk = [&](auto&& after_slice) {
       auto ab_thr = thr_slices(s2r_dkv_a, s2r_dkv_b);
       auto a_thr = get<0>(ab_thr);
       auto b_thr = get<1>(ab_thr);
       gemm_smem(mma_dkv, acc_dk, rdSt, rQt, partition_s(a_thr, sdSt), partition_s(b_thr, sQt),
-                s2r_dkv_a, s2r_dkv_b, a_thr, b_thr);
+                s2r_dkv_a, s2r_dkv_b, a_thr, b_thr, after_slice);
     };
-    if constexpr (!kDQBeforeDK) gemm_dk();
+    if constexpr (!kDQBeforeDK) gemm_dk([](int) {});
 
     // dQ_i += dS K_j into the fp32 workspace
     {
@@ -1498,8 +1525,30 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
               if (get<0>(cdQ(i)) < q_rows) red_or_store<kStore>(&tdQg(i), acc_dq(i));
           }
         };
-        if (first) put(cute::true_type{});
-        else put(cute::false_type{});
+        if constexpr (kRedSpread) {
+          // dK runs inside the last chunk: its k-th slice is followed by the k-th share of that
+          // chunk's reductions (the other chunks' go back to back, their registers are needed by
+          // the next chunk). Uniform over the CTA, like `first`.
+          const bool last = chunk + 1 == T::kDQChunks;
+          const bool spread = last && !first && !p.deterministic && q_rows == kM;
+          if (first) put(cute::true_type{});
+          else if (!spread) put(cute::false_type{});
+          if (last) gemm_dk([&](int k) {
+            constexpr int kPairs = decltype(size(acc_dq))::value / 2;
+            constexpr int kSlices = decltype(size<2>(rdSt))::value;
+            static_assert(kPairs % kSlices == 0, "whole reductions per dK slice");
+            if (spread) {
+              CUTE_UNROLL
+              for (int j = 0; j < kPairs / kSlices; ++j) {
+                const int i = 2 * (k * (kPairs / kSlices) + j);
+                red_or_store2<false>(&tdQg(i), acc_dq(i), acc_dq(i + 1));
+              }
+            }
+          });
+        } else {
+          if (first) put(cute::true_type{});
+          else put(cute::false_type{});
+        }
       }
       if (p.deterministic) {
         __threadfence();
@@ -1513,7 +1562,7 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
         if (tid == 0) atomicAdd(sem, 1);
       }
     }
-    if constexpr (kDQBeforeDK) gemm_dk();
+    if constexpr (kDQBeforeDK && !kRedSpread) gemm_dk([](int) {});
     __syncthreads();  // every thread is done with this stage's Q/dO and with sP/sdS
     // The first adder's stores (every thread's, ordered before thread 0 by the barrier; the fence
     // is cumulative) become visible GPU-wide before the claim says 2.
