@@ -7,6 +7,7 @@
 // 1. kDsStsm: a thread's packed dS^T register k (elements 2k, 2k+1 of the S^T accumulator), stored
 //    by stmatrix.x4 at ds_stsm_lane_base ^ 16*j as bwd_main does, lands where CuTe's swizzled
 //    dS^T smem tensor (the one the dQ wgmma reads) puts that (key, query) element, in both buffers.
+//    (The 80-query tile's transposed dS stores and dQ^T fragments: tests/cuda/test_sm90_bwd_nc80_layout.cu.)
 // 2. kEpilogueRows: accumulator value i = e + 2h + 4j of dK/dV is (key kj0 + 8h, column c0 + 8j + e),
 //    with c0 = 8n + 2 (lane % 4) and kj0, n the same in the 4 lanes of a quad (the quad-transposed
 //    stores).
@@ -87,5 +88,5 @@ int check() {
 
 int main() {
   // check<64> follows FA_SM90_BWD_D64_BLOCK_M; build with -DFA_SM90_BWD_D64_BLOCK_M=128 for the 128-query tile.
-  return (check<64>() + check<96>() + check<128>() + check<192>() + check<256>()) ? 1 : 0;
+  return (check<64>() + check<96>() + check<128>() + check<128, 80>() + check<192>() + check<256>()) ? 1 : 0;
 }

@@ -201,6 +201,18 @@ std::vector<Case> grid_cases() {
   v.push_back(softcap(varlen(mk(BF16, 256, 0, 2, 1, 0, 0), {300, 1, 1000}, {300, 2000, 17}), 30.f));
   v.push_back(causal(layout(varlen(mk(BF16, 128, 0, 8, 2, 0, 0), {128, 0, 1000, 17}, {128, 0, 1000, 17}),
                             Layout::PackedQKV)));
+  // 10. d128 without mask or softcap is what the 80-query tile serves (FA_SM90_BWD_D128_NC_BLOCK_M=80):
+  // query lengths at and around multiples of 80 (its blocks) and of its 320-row padding, several
+  // sequences side by side (batch and varlen, with empty ones), GQA 7:1.
+  v.push_back(mk(BF16, 128, 2, 4, 2, 79, 300));
+  v.push_back(mk(FP16, 128, 2, 4, 2, 81, 81));
+  v.push_back(mk(BF16, 128, 1, 2, 1, 160, 160));
+  v.push_back(mk(FP16, 128, 1, 2, 1, 241, 129));
+  v.push_back(mk(BF16, 128, 3, 2, 2, 319, 1000));
+  v.push_back(mk(BF16, 128, 2, 2, 1, 333, 333));
+  v.push_back(mk(BF16, 128, 2, 14, 2, 1000, 1000));
+  v.push_back(varlen(mk(BF16, 128, 0, 4, 2, 0, 0), {79, 0, 81, 160, 1, 321, 240}, {300, 5, 0, 160, 1, 17, 241}));
+  v.push_back(varlen(mk(FP16, 128, 0, 8, 1, 0, 0), {400, 17, 80}, {128, 333, 1000}, {100, 333, 1000}));
   return named(v);
 }
 

@@ -118,6 +118,14 @@ std::vector<Case> cases() {
     d.causal = true;
     v.push_back(d);
   }
+  {  // No mask, d128 (the 80-query tile with FA_SM90_BWD_D128_NC_BLOCK_M=80: its blocks' turn
+     // counters): varlen with empty sequences and lengths around multiples of 80, and ~4 waves.
+    Case c = mk("d128_varlen_noncausal", 128, 0, 4, 2, 0, 0);
+    c.seqlens_q = {0, 79, 241, 1, 320, 81};
+    c.seqlens_k = {5, 300, 1000, 0, 0, 200};
+    v.push_back(c);
+    v.push_back(mk("d128_noncausal_tiles4", 128, 8, 16, 8, 400, 512));
+  }
   {  // Head dim 64 with softcap and a window on MQA.
     Case c = mk("d64_window_softcap_mqa", 64, 1, 8, 1, 900, 900);
     c.window_left = 128, c.window_right = 32, c.softcap = 30.f;

@@ -78,10 +78,28 @@ struct FuseInfo {
   bool masked = false;  // the main kernel's kMasked: the window applies
 };
 
-template <typename Element, int kHeadDim, bool kVec = true>
+// bwd_preprocess's first template argument: the element type (rows padded to kRowPad), or
+// PaddedRows<Element, kPad> for a main kernel whose rows are padded to kPad instead (row_pad_for:
+// the 80-row d128 tile; its fused conversion is off, so fuse stays empty there).
+template <typename Element, int kPad>
+struct PaddedRows {};
+template <typename E>
+struct PreprocessRows {
+  using T = E;
+  static constexpr int kPad = kRowPad;
+};
+template <typename E, int P>
+struct PreprocessRows<PaddedRows<E, P>> {
+  using T = E;
+  static constexpr int kPad = P;
+};
+
+template <typename ElementOrPadded, int kHeadDim, bool kVec = true>
 __global__ void __launch_bounds__(kPrepostThreads)
 bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo fuse = FuseInfo{},
                const bool zero_acc = true) {
+  using Element = typename PreprocessRows<ElementOrPadded>::T;
+  constexpr int kPad = PreprocessRows<ElementOrPadded>::kPad;
   pdl_trigger();  // FA_SM90_BWD_PDL: the main kernel's prologue may start (it waits for our writes)
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);
@@ -90,8 +108,8 @@ bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo f
   // varlen return: block 0 of a group's first query head exists for every sequence.
   if (m_block == 0 && threadIdx.x == 0 && h % p.group_size() == 0)
     ws.kv_done[int64_t(b) * p.heads_kv + h / p.group_size()] = 0;
-  if (row0 >= round_up(seq.q_len, kRowPad)) return;  // varlen: shorter than the grid's max
-  const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
+  if (row0 >= round_up(seq.q_len, kPad)) return;  // varlen: shorter than the grid's max
+  const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start<kPad>(p, b, seq.q_start) + row0;
   const int tid = threadIdx.x;
   const Element* o_base = static_cast<const Element*>(p.o);
   const Element* do_base = static_cast<const Element*>(p.dout);
@@ -236,13 +254,13 @@ __device__ __forceinline__ void convert_block(const core::AttnParams& p, const B
   constexpr int kHeadDim = Cfg::kHeadDim;
   constexpr int kThreads = Cfg::kConsumerThreads;
   const int64_t row0 = int64_t(m_block) * Cfg::kBlockM;
-  const int64_t prow0 = int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + row0;
+  const int64_t prow0 =
+      int64_t(h) * ws.rows_pad + padded_row_start<Cfg::kSeqRowPad>(p, b, seq.q_start) + row0;
   const int tid = threadIdx.x;
   typename Cfg::MmadQ mma_dq;
-  Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(
-      make_identity_tensor(Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{}));
+  Tensor cdQ = mma_dq.get_thread_slice(tid).partition_C(make_identity_tensor(typename Cfg::DqShape{}));
   static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
-  static_assert(kRowPad % Cfg::kBlockM == 0, "a query block stays inside its sequence's padded rows");
+  static_assert(Cfg::kSeqRowPad % Cfg::kBlockM == 0, "a query block stays inside its sequence's padded rows");
   const float* acc = ws.dq_acc + prow0 * kHeadDim + Cfg::dq_frag_offset(tid, 0);
   Element* dq = static_cast<Element*>(p.dq);
   const int rows_left = int(min(seq.q_len - row0, int64_t(Cfg::kBlockM)));
@@ -255,7 +273,7 @@ __device__ __forceinline__ void convert_block(const core::AttnParams& p, const B
       const float e[4] = {v.x, v.y, v.z, v.w};
       CUTE_UNROLL
       for (int k = 0; k < 4; ++k) {
-        const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
+        const int r = Cfg::dq_row(cdQ(i + k)), c = Cfg::dq_col(cdQ(i + k));
         if (r < rows_left) dq[p.dq_str.offset(b, seq.q_start + row0 + r, h) + c] = Element(e[k] * p.scale);
       }
     }
@@ -279,7 +297,7 @@ __device__ __forceinline__ bool block_visited(const core::AttnParams& p, const B
                                               int m_block, const core::SeqInfo& seq, bool check_visited) {
   if (!check_visited) return true;
   const int64_t prow0 =
-      int64_t(h) * ws.rows_pad + padded_row_start(p, b, seq.q_start) + int64_t(m_block) * Cfg::kBlockM;
+      int64_t(h) * ws.rows_pad + padded_row_start<Cfg::kSeqRowPad>(p, b, seq.q_start) + int64_t(m_block) * Cfg::kBlockM;
   return ws.dq_turn[prow0 / kTurnRows] != 0;
 }
 

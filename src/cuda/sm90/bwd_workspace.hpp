@@ -30,6 +30,28 @@ constexpr int kRowPad = FA_SM90_BWD_D64_BLOCK_M;
 constexpr int kTurnRows = 64;
 static_assert(kRowPad % kTurnRows == 0);
 
+// Query rows per step of the non-causal d128 tile, FA_SM90_BWD_D128_NC_BLOCK_M: 80 (default;
+// FA3's hdim-128 non-causal tile: d128 calls without a window or softcap go to the 80-row kernel
+// of the companion units sm90_bwd_<dtype>_hd128_mask_nc80.cu; flash_bwd.cuh, nc80_enabled; the
+// environment variable of the same name set to 64 turns it off at run time) or 64 (the d128
+// instances' one tile for every call). H200, bf16 non-causal, same build, two alternations
+// (session 15): N1k/4k/8k/16k 480-481 / 537-549 / 557-567 / 572-577 TFLOP/s vs 467-476 /
+// 533-536 / 546-551 / 553 at 64: 25% more work per step for the same per-step barriers, waits
+// and dQ bulk add. An 80-row block does not
+// divide kRowPad, so that kernel and its pre/post passes pad each sequence's rows to a multiple
+// of kNc80RowPad = lcm(80, kTurnRows) instead: its blocks then never reach another sequence's
+// rows, and every 64-row preprocess CTA and turn counter stays inside the sequence. The
+// workspace is sized for both paddings when the switch is on (workspace_bytes).
+#ifndef FA_SM90_BWD_D128_NC_BLOCK_M
+#define FA_SM90_BWD_D128_NC_BLOCK_M 80
+#endif
+static_assert(FA_SM90_BWD_D128_NC_BLOCK_M == 64 || FA_SM90_BWD_D128_NC_BLOCK_M == 80,
+              "d128 non-causal query block: 64 or 80");
+constexpr int kNc80RowPad = 320;
+// Row padding of a kernel whose query blocks have block_m rows.
+constexpr int row_pad_for(int block_m) { return block_m == 80 ? kNc80RowPad : kRowPad; }
+static_assert(kNc80RowPad % 80 == 0 && kNc80RowPad % kTurnRows == 0);
+
 // Fused dQ conversion (build-time experiment, default off): the main kernel's CTA that adds the
 // last contribution to a (query head, query block) of dQ converts it (fp32 accumulator * scale ->
 // dQ) at the end of its work, and bwd_convert_dq is not launched. Each block has an arrival
@@ -80,16 +102,29 @@ constexpr int kFuseWords = kFuseMaxSteps / 32;
 
 FA_HD int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-// First padded row of sequence b (its q_start is the global row in the varlen form).
+// First padded row of sequence b (its q_start is the global row in the varlen form), rows padded
+// to multiples of kPad. Varlen: consecutive starts differ by a multiple of kPad greater than the
+// sequence's q_len, i.e. by at least round_up(q_len, kPad).
+template <int kPad = kRowPad>
 FA_HD int64_t padded_row_start(const core::AttnParams& p, int b, int64_t q_start) {
-  if (p.varlen) return (q_start + int64_t(b) * kRowPad) / kRowPad * kRowPad;
-  return int64_t(b) * round_up(p.seqlen_q, kRowPad);
+  if (p.varlen) return (q_start + int64_t(b) * kPad) / kPad * kPad;
+  return int64_t(b) * round_up(p.seqlen_q, kPad);
 }
 
 // Rows of the padded space per head: an upper bound that needs no device data (varlen).
+template <int kPad = kRowPad>
 inline int64_t padded_rows(const core::AttnParams& p) {
-  if (p.varlen) return (p.total_q + int64_t(p.batch) * kRowPad) / kRowPad * kRowPad + kRowPad;
-  return int64_t(p.batch) * round_up(p.seqlen_q, kRowPad);
+  if (p.varlen) return (p.total_q + int64_t(p.batch) * kPad) / kPad * kPad + kPad;
+  return int64_t(p.batch) * round_up(p.seqlen_q, kPad);
+}
+
+// The rows workspace_bytes provides for: with the 80-row d128 tile built in, a d128 call may take
+// either padding (the choice also depends on the environment, nc80_enabled), so the larger one.
+inline int64_t workspace_rows(const core::AttnParams& p) {
+  if (FA_SM90_BWD_D128_NC_BLOCK_M == 80 && p.head_dim == 128)
+    return padded_rows<kRowPad>(p) > padded_rows<kNc80RowPad>(p) ? padded_rows<kRowPad>(p)
+                                                                 : padded_rows<kNc80RowPad>(p);
+  return padded_rows<kRowPad>(p);
 }
 
 struct BwdWorkspace {
@@ -103,7 +138,7 @@ struct BwdWorkspace {
 };
 
 inline size_t workspace_bytes(const core::AttnParams& p) {
-  const int64_t rows = padded_rows(p);
+  const int64_t rows = workspace_rows(p);
   const int64_t hq = p.heads_q;
   // Every part is a multiple of 256 bytes (rows is a multiple of 64), so each stays aligned.
   const int64_t counters = round_up(hq * (rows / kTurnRows) * 4, 256);
@@ -111,9 +146,12 @@ inline size_t workspace_bytes(const core::AttnParams& p) {
   return size_t(hq * rows * (p.head_dim + 2) * 4 + (kFusedConvert ? 2 : 1) * counters + done);
 }
 
+// Each part grows with rows_pad, so a carve with kPad's rows fits workspace_bytes when
+// workspace_rows >= padded_rows<kPad>.
+template <int kPad = kRowPad>
 inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {
   BwdWorkspace w;
-  w.rows_pad = padded_rows(p);
+  w.rows_pad = padded_rows<kPad>(p);
   const int64_t hq = p.heads_q;
   char* c = static_cast<char*>(base);
   w.dq_acc = reinterpret_cast<float*>(c);

@@ -13,7 +13,8 @@
 // FA_SM90_BWD_PDL (build macro or environment; default 1, 0 = plain launches) launches 2 and 3 as
 // programmatic dependents of the kernel before them (launch_ex with PDL), so each one's launch and
 // prologue overlap that kernel's tail.
-// run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set).
+// run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set; with
+// FA_SM90_BWD_D128_NC_BLOCK_M=80, the 80-query tile for d128 calls without mask or softcap).
 // The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
 // __grid_constant__ parameters.
 #pragma once
@@ -191,18 +192,22 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   if (!aligned4(p.dk, p.dk_str) || !aligned4(p.dv, p.dv_str))
     return core::unsupported("the sm90 backward needs 4-byte aligned dk/dv rows; use algo=fa2");
 
-  const BwdWorkspace ws = carve_workspace(p, ws_ptr);
+  // The row padding of this tile (Cfg::kSeqRowPad: kRowPad, or kNc80RowPad for 80-row blocks).
+  constexpr int kPad = Cfg::kSeqRowPad;
+  const BwdWorkspace ws = carve_workspace<kPad>(p, ws_ptr);
   // preprocess: kTurnRows rows per CTA over the whole padded row space; convert: one query block.
-  const int m_blocks = int((p.seqlen_q + kRowPad - 1) / kRowPad);
-  const dim3 grid_pre(m_blocks * (kRowPad / kTurnRows), p.heads_q, p.batch);
+  const int m_blocks = int((p.seqlen_q + kPad - 1) / kPad);
+  const dim3 grid_pre(m_blocks * (kPad / kTurnRows), p.heads_q, p.batch);
   const dim3 grid_rows(int((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM), p.heads_q, p.batch);
   const bool prepost_vec = prepost_vectorized();  // FA_SM90_BWD_PREPOST=scalar: the ablation
   // Fused dQ conversion (kFusedConvert, bwd_workspace.hpp): dQ through the TMA staging buffer
   // and at most kFuseMaxSteps steps per CTA (its per-step bits in smem).
   // FA_SM90_BWD_FUSE (run time, fused builds only): 0 = off (bwd_convert_dq runs), N = only calls
   // of at most N steps per CTA, so one build can A/B it and run the tests both ways.
+  // Not with the 80-row tile (its blocks are not at multiples of 64 rows, which the preprocess's
+  // arrival counts assume).
   FuseInfo fuse;
-  if constexpr (kFusedConvert && Cfg::kDqTma) {
+  if constexpr (kFusedConvert && Cfg::kDqTma && !Cfg::kDqSwapAB) {
     const int64_t steps = int64_t(p.group_size()) * ((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
     const int max_steps = fuse_max_steps();
     if (max_steps > 0 && steps <= max_steps) fuse = FuseInfo{Cfg::kBlockM, Cfg::kBlockN, kMasked};
@@ -214,11 +219,13 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   // key blocks' ranges already), never in the deterministic mode.
   const bool rotated = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0);
   const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks, kHeadDim, rotated);
+  // The preprocess over this tile's padded rows (PaddedRows: a padding other than kRowPad).
+  using PreElement = std::conditional_t<kPad == kRowPad, Element, PaddedRows<Element, kPad>>;
   if (m_blocks > 0) {
     if (prepost_vec)
-      bwd_preprocess<Element, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
+      bwd_preprocess<PreElement, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
     else
-      bwd_preprocess<Element, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
+      bwd_preprocess<PreElement, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
   }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
@@ -380,6 +387,26 @@ FA_SM90_BWD_ABLATION_EXTERN(BwdAblSplitD)
 #undef FA_SM90_BWD_ABLATION_EXTERN
 #endif
 
+// The 80-query d128 tile (FA_SM90_BWD_D128_NC_BLOCK_M=80, bwd_workspace.hpp; BwdConfig, kDqSwapAB),
+// instantiated without a mask (kMasked = false: the mask code folds away; key blocks past k_len
+// are still masked) and without softcap, in its own units sm90_bwd_<dtype>_hd128_mask_nc80.cu.
+template <typename E>
+using BwdNc80 = BwdConfig<E, 128, 0, true, false, true, true, false, /*kBlockMReq=*/80>;
+#if FA_SM90_BWD_D128_NC_BLOCK_M == 80
+extern template core::Status launch_bwd<BwdNc80<cutlass::bfloat16_t>, false, false>(const core::AttnParams&,
+                                                                                   cudaStream_t, void*);
+extern template core::Status launch_bwd<BwdNc80<cutlass::half_t>, false, false>(const core::AttnParams&,
+                                                                              cudaStream_t, void*);
+// Whether a d128 call without softcap takes the 80-row tile: no window (causal is a window) and
+// not turned off at run time by FA_SM90_BWD_D128_NC_BLOCK_M=64 in the environment (read once;
+// one build A/Bs it). Varlen and the deterministic mode are served (the row padding and the
+// turn counters are per tile: bwd_workspace.hpp).
+inline bool nc80_enabled(const core::AttnParams& p) {
+  static const bool on = env_int("FA_SM90_BWD_D128_NC_BLOCK_M", 80) == 80;
+  return on && p.window_left < 0 && p.window_right < 0 && !(p.softcap > 0.f);
+}
+#endif
+
 // FA_SM90_BWD_ABLATE, read once per process (each ablation runs in its own process).
 inline int bwd_ablation() {
   static const int variant = [] {
@@ -424,6 +451,11 @@ core::Status run_sm90_bwd(const core::AttnParams& p, cudaStream_t stream, void* 
         break;
       default: break;
     }
+  }
+#endif
+#if FA_SM90_BWD_D128_NC_BLOCK_M == 80
+  if constexpr (kHeadDim == 128 && kMasked && !kSoftcap) {
+    if (nc80_enabled(p)) return launch_bwd<BwdNc80<Element>, false, false>(p, stream, ws_ptr);
   }
 #endif
   // Softcap keeps tanh's derivative per score next to S^T and dP^T: with 128-query steps

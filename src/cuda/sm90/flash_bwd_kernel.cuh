@@ -33,6 +33,13 @@
 // dS^T phase and the dQ REDs (no room for the TMA staging buffer) run under wgmmas
 // (BwdConfig::kDvEarly, kDqFirst), and causal grids launch in a grouped longest-first order
 // (cta_coord).
+// d128 calls without mask or softcap take an 80-query tile instead (FA3's; FA_SM90_BWD_D128_NC_BLOCK_M,
+// default 80, 64 = off; instantiated with kMasked = false): S^T/dP^T are 64 keys x 80
+// queries per WG (our m64n80k16 atom, bwd_wgmma_n80.hpp); dQ_blk = dS K would need a wgmma M of 80,
+// so it computes dQ^T = K^T dS^T (BwdConfig::kDqSwapAB) from dS stored (query, key) by transposing
+// stmatrix, and issues dV after dS^T (kDvAfterDs: registers). The dQ accumulator then holds dQ^T
+// in fragment order (the conversion maps it back: dq_row / dq_col), and the workspace's rows are
+// padded to 320 for it (bwd_workspace.hpp).
 //
 // Synchronisation: per stage a "Q full" and a "dO full" transaction barrier (producer arms them
 // with the byte count, TMA completes them) and an "empty" barrier that all consumer threads
@@ -83,6 +90,7 @@
 #include "cuda/common/sm90_pair_load.cuh"
 #include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/common/type_table.hpp"
+#include "cuda/sm90/bwd_wgmma_n80.hpp"
 #include "cuda/sm90/bwd_workspace.hpp"
 
 namespace fa::cuda::sm90_bwd {
@@ -193,6 +201,29 @@ using KMajorAtom = std::conditional_t<
     width % 64 == 0, GMMA::Layout_K_SW128_Atom<T>,
     std::conditional_t<width % 32 == 0, GMMA::Layout_K_SW64_Atom<T>, GMMA::Layout_K_SW32_Atom<T>>>;
 
+// The 80-query tile's types (BwdConfig with kBlockM = 80), as classes whose ::type is computed only
+// for the configuration that picks them (std::conditional_t of decltypes would build both sides
+// in every unit: compile memory). TypeIs wraps the other side.
+template <class X>
+struct TypeIs {
+  using type = X;
+};
+// A tiled m64n80k16 wgmma, the consumer WGs along M.
+template <class T, int kWGs, GMMA::Major kMajorA, GMMA::Major kMajorB>
+struct TiledN80 {
+  using type = decltype(make_tiled_mma(sm90::wgmma_bwd::SsN80<T, kMajorA, kMajorB>{}, Layout<Shape<Int<kWGs>, _1, _1>>{}));
+};
+// dS (kBM queries, kBN keys, 2 buffers), keys contiguous (SW128 K-major); Transposed: its dS^T view.
+template <class T, int kBM, int kBN>
+struct DsKeysLayout {
+  using type = decltype(tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<Int<kBM>, Int<kBN>, _2>{}));
+};
+template <class T, int kBM, int kBN>
+struct DsKeysLayoutTransposed {
+  using type = decltype(composition(typename DsKeysLayout<T, kBM, kBN>::type{},
+                                    make_layout(Shape<Int<kBN>, Int<kBM>, _2>{}, Stride<Int<kBM>, _1, Int<kBM * kBN>>{})));
+};
+
 // kStagesReq: Q/dO ring depth (0: the default below). kDqTmaReq: dQ through smem and a TMA bulk
 // reduce-add (see the file comment) where smem allows it, else red.global.add.v4 from registers.
 // kSplitDReq: the split-D tile at head dims <= 128 too (an ablation of the tile shape).
@@ -217,15 +248,31 @@ struct BwdConfig {
   // wgmmas of N = 128 instead of 64, half as many steps, each A operand (K, V) read from smem once
   // per 128 queries instead of per 64; S^T + dP^T then take 128 accumulator registers per thread
   // instead of 64, which only d64 (dK + dV = 64) has room for).
+  // Or 80 at d128 (FA_SM90_BWD_D128_NC_BLOCK_M; the launcher sends only non-causal calls without
+  // softcap there): FA3's non-causal d128 tile, 25% more work per step for the same per-step
+  // costs (barriers, waits, the dQ reduce-add). S^T/dP^T are wgmmas of N = 80 (our own atom,
+  // bwd_wgmma_n80.hpp); dQ is computed transposed (kDqSwapAB).
   static constexpr int kBlockM =
       kBlockMReq > 0 ? kBlockMReq : (kHeadDim == 64 && !kSplitD ? FA_SM90_BWD_D64_BLOCK_M : 64);
-  static_assert(kRowPad % kBlockM == 0 && kBlockM % kTurnRows == 0, "query block vs the workspace's row padding");
-  static_assert(kBlockM == 64 || (kBlockM == 128 && !kSplitD), "128-query steps only in the per-WG-keys form");
+  static_assert(kBlockM == 64 || (kBlockM == 128 && !kSplitD) || (kBlockM == 80 && kHeadDim == 128 && !kSplitD),
+                "128-query steps only in the per-WG-keys form, 80-query ones only at d128");
+  // dQ_blk = dS K has M = kBlockM, which at 80 is no per-WG wgmma M (64): kBlockM = 80 computes
+  // dQ^T = K^T dS^T instead (M = head dim, 64 per WG; N = 80 queries; K = keys), with A = K^T the
+  // MN-major view of the K tile and B = dS from smem, stored with keys contiguous (SmemLayoutdS).
+  // Its accumulator is dQ^T: rows are head-dim columns (DqShape, dq_row / dq_col).
+  static constexpr bool kDqSwapAB = kBlockM == 80;
+  // The workspace's row padding for this tile (row_pad_for). Every query block stays inside its
+  // sequence's padded rows, and so do the 64-row preprocess CTAs and turn counters. A block uses
+  // the counter of the 64 rows its first row is in: distinct per block as kBlockM >= kTurnRows.
+  static constexpr int kSeqRowPad = row_pad_for(kBlockM);
+  static_assert(kSeqRowPad % kBlockM == 0 && kSeqRowPad % kTurnRows == 0 && kBlockM >= kTurnRows,
+                "query block vs the workspace's row padding");
   // keys per CTA: one wgmma M (64) per WG, or one shared by both WGs (split-D)
   static constexpr int kBlockN = kSplitD ? 64 : 64 * kConsumerWGs;
   // Q/dO ring depth. Split-D tiles (32 KB per Q or dO stage at d256) leave room for two only, and
   // so does kBlockM = 128 (64 KB of double-buffered dS^T; three stages would need 229 KB).
-  static constexpr int kStages = kStagesReq > 0 ? kStagesReq : (kSplitD || kBlockM == 128 ? 2 : 3);
+  // kBlockM = 80 too (FA3's choice there): three stages would need 264 KB.
+  static constexpr int kStages = kStagesReq > 0 ? kStagesReq : (kSplitD || kBlockM == 128 || kBlockM == 80 ? 2 : 3);
   // dQ staging buffer (kBlockM x d fp32: 32 KB at d128) fits beside the ring up to d128 only
   // (d192 split-D would leave ~1 KB of the 227 KB; d256 does not fit).
   static constexpr bool kDqTma = kDqTmaReq && kHeadDim <= 128;
@@ -238,6 +285,19 @@ struct BwdConfig {
   // L2 sectors). bwd_convert_dq maps it back through the same MMA partition.
   static constexpr int kDqFragValues = kBlockM * kHeadDim / kConsumerThreads;  // per thread
   static constexpr int kDqHalf = kBlockM * kHeadDim / kConsumerWGs;           // floats per WG
+  // The dQ accumulator's (M, N) shape: (queries, head dim), or dQ^T's (kDqSwapAB).
+  using DqShape = std::conditional_t<kDqSwapAB, Shape<Int<kHeadDim>, Int<kBlockM>>, Shape<Int<kBlockM>, Int<kHeadDim>>>;
+  // (query row, head-dim column) of an accumulator element coordinate in DqShape.
+  template <class Coord>
+  static __host__ __device__ int dq_row(Coord const& c) {
+    if constexpr (kDqSwapAB) return int(get<1>(c));
+    else return int(get<0>(c));
+  }
+  template <class Coord>
+  static __host__ __device__ int dq_col(Coord const& c) {
+    if constexpr (kDqSwapAB) return int(get<0>(c));
+    else return int(get<1>(c));
+  }
   static constexpr int kDqSyncThreads = kConsumerThreads + 32;  // consumers + the dQ warp
   static_assert(kDqFragValues % 4 == 0, "dQ fragment stored as float4");
   static __host__ __device__ constexpr int dq_frag_offset(int tid, int i) {
@@ -251,6 +311,11 @@ struct BwdConfig {
 #define FA_SM90_BWD_OVERLAP 1
 #endif
   static constexpr bool kOverlapSdP = FA_SM90_BWD_OVERLAP != 0;
+  // kBlockM = 80: P is still computed under dP^T, but dV is issued only once dP^T has retired and
+  // dS^T is computed (FA3's order). Why: with dV in flight during the dS^T loop, P^T (fp32, for
+  // dS^T) and its bf16 copy (dV's A operand) are live beside dP^T and dK + dV: 128 + 40 + 40 + 20
+  // accumulator registers of the 240, and ptxas spilled 136 bytes.
+  static constexpr bool kDvAfterDs = kDqSwapAB;
   // Why the mask split: with one loop, the mask test is predicated per element even in tiles that
   // need none (3 compares, a predicate op and a select per score, issued whether or not they are
   // predicated off): ~40% of the P^T loop's instructions at d64, on the consumers' critical path.
@@ -410,9 +475,18 @@ struct BwdConfig {
   using SmemLayoutV = decltype(tile_to_shape(KMajorAtom<T, kQAtomWidth>{}, Shape<BN, D>{}));
   // dS^T: (kBlockN, kBlockM, 2 buffers), queries contiguous (the accumulator holds query pairs).
   // dQ reads it as dS (kBlockM, kBlockN), M-major.
-  using SmemLayoutdSt = decltype(tile_to_shape(KMajorAtom<T, kBlockM>{}, Shape<BN, BM, _2>{}));
-  using SmemLayoutdS = decltype(composition(
-      SmemLayoutdSt{}, make_layout(Shape<BM, BN, _2>{}, Stride<BN, _1, Int<kBlockM * kBlockN>>{})));
+  // kDqSwapAB: dS itself, (kBlockM, kBlockN, 2 buffers) with keys contiguous: the K-major B
+  // operand of dQ^T (80 queries are no multiple of a swizzle atom's width that stmatrix can fill,
+  // 64 keys per WG are one SW128 atom), written by transposing stmatrix (ds_stsm_t_lane_offset).
+  // dS^T is then its transposed view (used by nothing but the generic declarations).
+  using SmemLayoutdSt = typename std::conditional_t<
+      kDqSwapAB, DsKeysLayoutTransposed<T, kBlockM, kBlockN>,
+      TypeIs<decltype(tile_to_shape(KMajorAtom<T, kBlockM>{}, Shape<BN, BM, _2>{}))>>::type;
+  using SmemLayoutdS = typename std::conditional_t<
+      kDqSwapAB, DsKeysLayout<T, kBlockM, kBlockN>,
+      TypeIs<decltype(composition(SmemLayoutdSt{}, make_layout(Shape<BM, BN, _2>{},
+                                                               Stride<BN, _1, Int<kBlockM * kBlockN>>{})))>>::type;
+  using SmemLayoutDsStorage = std::conditional_t<kDqSwapAB, SmemLayoutdS, SmemLayoutdSt>;
 
   // S^T = K Q^T and dP^T = V dO^T: WGs split the keys (M), or in split-D the queries (N).
   using MmaSdP = std::conditional_t<
@@ -421,9 +495,11 @@ struct BwdConfig {
           SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kBlockM / kConsumerWGs>, D>,
                                      GMMA::Major::K, GMMA::Major::K>(),
           Layout<Shape<_1, Int<kConsumerWGs>, _1>>{})),
-      decltype(make_tiled_mma(
-          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, BM, D>, GMMA::Major::K, GMMA::Major::K>(),
-          Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}))>;
+      typename std::conditional_t<
+          kBlockM == 80, TiledN80<T, kConsumerWGs, GMMA::Major::K, GMMA::Major::K>,
+          TypeIs<decltype(make_tiled_mma(
+              SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, BM, D>, GMMA::Major::K, GMMA::Major::K>(),
+              Layout<Shape<Int<kConsumerWGs>, _1, _1>>{}))>>::type>;
   // dV += P^T dO and dK += dS^T Q: A from registers (RS), or in split-D from smem with the head
   // dim (N) split across the WGs.
   using MmadKV = std::conditional_t<
@@ -439,15 +515,19 @@ struct BwdConfig {
   // keeps the wgmmas at N = 64 (d64) instead of 32 per WG: half as many, each reading its dS
   // (A) slice from smem once. Either way each WG's part is a contiguous half of the fragment order.
   static constexpr bool kDqSplitM = kBlockM == 128;
-  using MmadQ = std::conditional_t<
-      kDqSplitM,
-      decltype(make_tiled_mma(
-          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, D, BN>, GMMA::Major::MN, GMMA::Major::MN>(),
-          Layout<Shape<Int<kConsumerWGs>, _1, _1>>{})),
-      decltype(make_tiled_mma(
-          SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kHeadDim / kConsumerWGs>, BN>,
-                                     GMMA::Major::MN, GMMA::Major::MN>(),
-          Layout<Shape<_1, Int<kConsumerWGs>, _1>>{}))>;
+  // kDqSwapAB: dQ^T = K^T dS^T, the WGs split the head dim (M) and each WG's part is again a
+  // contiguous half of the fragment order.
+  using MmadQ = typename std::conditional_t<
+      kDqSwapAB, TiledN80<T, kConsumerWGs, GMMA::Major::MN, GMMA::Major::K>,
+      TypeIs<std::conditional_t<
+          kDqSplitM,
+          decltype(make_tiled_mma(
+              SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, D, BN>, GMMA::Major::MN, GMMA::Major::MN>(),
+              Layout<Shape<Int<kConsumerWGs>, _1, _1>>{})),
+          decltype(make_tiled_mma(
+              SM90::GMMA::ss_op_selector<T, T, float, Shape<_64, Int<kHeadDim / kConsumerWGs>, BN>,
+                                         GMMA::Major::MN, GMMA::Major::MN>(),
+              Layout<Shape<_1, Int<kConsumerWGs>, _1>>{}))>>>::type;
   static_assert(!kDqSplitM || kBlockM == 64 * kConsumerWGs, "one 64-row wgmma per WG");
 
   // Global tensors as TMA sees them: (rows, head dim, heads, batch); varlen: rows are global and
@@ -476,7 +556,8 @@ struct BwdConfig {
 #ifndef FA_SM90_BWD_CLUSTER
 #define FA_SM90_BWD_CLUSTER 0
 #endif
-  static constexpr bool kClusterable = !kSplitD && (FA_SM90_BWD_CLUSTER & head_dim_bit(kHeadDim)) != 0;
+  static constexpr bool kClusterable =
+      !kSplitD && !kDqSwapAB && (FA_SM90_BWD_CLUSTER & head_dim_bit(kHeadDim)) != 0;
   struct NoTma {};
   using TmaQMc = std::conditional_t<kClusterable,
                                     decltype(make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, GTensor{},
@@ -492,7 +573,7 @@ struct BwdConfig {
     array_aligned<T, cosize_v<SmemLayoutV>, 1024> v;
     array_aligned<T, cosize_v<SmemLayoutQ>, 1024> q;
     array_aligned<T, cosize_v<SmemLayoutQ>, 1024> dout;
-    array_aligned<T, cosize_v<SmemLayoutdSt>, 1024> ds;
+    array_aligned<T, cosize_v<SmemLayoutDsStorage>, 1024> ds;
     array_aligned<T, kSplitD ? cosize_v<SmemLayoutdSt> : 8, kSplitD ? 1024 : 16> pt;  // P^T, split-D only
     array_aligned<float, kDqTma ? kBlockM * kHeadDim : 4, 128> dq;  // dQ staging, fragment order
     alignas(16) float lse[kStages][kBlockM];
@@ -680,7 +761,7 @@ struct CtaBand {
 // Accumulator layout ((2,2,N/8), M, N) of a wgmma C fragment, viewed as the A-operand register
 // layout ((2,2,2), M, (N/16, N)) of a following RS wgmma with K = N (16-bit A).
 template <class Layout>
-__device__ auto acc_as_a_operand(Layout acc) {
+FA_HD auto acc_as_a_operand(Layout acc) {
   auto l = logical_divide(layout<0, 2>(acc), Shape<_2>{});  // ((2, N/16))
   return make_layout(make_layout(layout<0, 0>(acc), layout<0, 1>(acc), layout<0, 0>(l)),
                      layout<1>(acc), coalesce(make_layout(layout<0, 1>(l), layout<2>(acc))));
@@ -798,6 +879,7 @@ __device__ __forceinline__ void store_pair(T* dst, float a, float b) {
 }
 
 using sm90::stmatrix_x4;
+using sm90::stmatrix_x4_trans;
 
 // kDsStsm: this lane's stmatrix row address in dS^T buffer 0 (bytes, shared window), for the column
 // pair j = 0 of the S^T accumulator (64 keys x 64 queries per WG, SW128 K-major: element (key R,
@@ -823,6 +905,25 @@ FA_HD uint32_t ds_stsm_lane_offset(int tid) {
 template <bool kSplitD = false>
 __device__ __forceinline__ uint32_t ds_stsm_lane_base(const void* ds_smem, int tid) {
   return uint32_t(__cvta_generic_to_shared(ds_smem)) + ds_stsm_lane_offset<kSplitD>(tid);
+}
+
+// kDqSwapAB (kBlockM = 80): this lane's transposing-stmatrix row address in dS buffer 0 (bytes),
+// for the column pair j = 0 of the S^T accumulator. dS is (query, key) with keys contiguous, SW128
+// K-major (SmemLayoutdS): element (query q, key k) at byte
+//   (q/8 + (kBlockM/8) (k/64)) * 1024 + (q%8) * 128 + (((k%64)/8) ^ (q%8)) * 16 + (k%8) * 2,
+// i.e. 1024-byte atoms of 8 queries x 64 keys, kBlockM/8 of them per 64-key column. Packed
+// register 2j + h of the accumulator is the 8x8 matrix (keys 8h.. of the warp's 16, queries
+// 8j..) in the mma fragment layout; stmatrix .trans stores its column c (query 8j + c, 8 keys)
+// as one 16-byte row at the address of lane 8m + c, for matrix m = (h = m%2, j + m/2) of an x4.
+// That row is key chunk 2w + h (w: the warp in the WG) of the WG's 64-key column, in atom
+// j + m/2 of it: the column pair j only adds 1024 * j (the XOR sees query % 8 = c either way).
+// Checked against CuTe's dS tensor by scripts/check_sm90_bwd_layout.cu and
+// tests/cuda/test_sm90_bwd_nc80_layout.cu.
+template <int kBlockM>
+FA_HD uint32_t ds_stsm_t_lane_offset(int tid) {
+  const int lane = tid % 32, m = lane / 8, c = lane % 8;
+  const int wg = tid / 128, chunk = 2 * ((tid / 32) % 4) + m % 2;
+  return uint32_t(((m / 2) + wg * (kBlockM / 8)) * 1024 + c * 128 + ((chunk ^ c) * 16));
 }
 
 // a if kFirst, else b (both lvalues; picks a tensor at compile time without a copy).
@@ -1023,7 +1124,7 @@ __device__ __forceinline__ void dq_fragment_to_tile(const float4 (&v)[Cfg::kDqFr
     const float e[4] = {v[i / 4].x, v[i / 4].y, v[i / 4].z, v[i / 4].w};
     CUTE_UNROLL
     for (int k = 0; k < 4; ++k) {
-      const int r = get<0>(cdQ(i + k)), c = get<1>(cdQ(i + k));
+      const int r = Cfg::dq_row(cdQ(i + k)), c = Cfg::dq_col(cdQ(i + k));
       tile[r * kLd + c] = Element(e[k] * scale).raw();
     }
   }
@@ -1080,9 +1181,9 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   query_block_range(mask, n0, min(n0 + Cfg::kBlockN, seq.k_len), kBlockM, &m_first, &m_last);
   const int m_count = m_last - m_first, group = p.group_size();
   const int m_rot = cta_rotation(prm, cc.n_block, int(seq.k_len), m_count);
-  const int64_t prow_seq = padded_row_start(p, cc.b, seq.q_start);
+  const int64_t prow_seq = padded_row_start<Cfg::kSeqRowPad>(p, cc.b, seq.q_start);
   typename Cfg::MmadQ mma_dq;
-  Tensor cdQ = mma_part_c(mma_dq.get_thread_slice(tid), make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor cdQ = mma_part_c(mma_dq.get_thread_slice(tid), make_identity_tensor(typename Cfg::DqShape{}));
   static_assert(decltype(size(cdQ))::value == Cfg::kDqFragValues);
   static_assert(kBlockM * dq_tile_ld<kHeadDim>() * 2 <= kBlockM * kHeadDim * 4, "the tile fits the staging buffer");
 #pragma unroll 1
@@ -1141,7 +1242,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   const int m_count = m_last - m_first;
   const int group = p.group_size();
   const int n_steps = m_count * group;  // (query head of the group) x (query block)
-  const int64_t prow_seq = padded_row_start(p, b, seq.q_start);
+  const int64_t prow_seq = padded_row_start<Cfg::kSeqRowPad>(p, b, seq.q_start);
   const int b_tma = p.varlen ? 0 : b;
   const int m_rot = cta_rotation(prm, n_block, int(seq.k_len), m_count);
   pdl_trigger();  // bwd_convert_dq may be scheduled once every CTA has started (pdl_wait there)
@@ -1308,8 +1409,16 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   Tensor tdPrdO = mma_frag_b(thr_sdp, sdO);
   Tensor tdVrdO = mma_frag_b(thr_dkv, sdOt);  // (MMA, MMA_N, MMA_K, stages)
   Tensor tdKrQ = mma_frag_b(thr_dkv, sQt);
-  Tensor tdQrdS = mma_frag_a(thr_dq, sdS);   // (MMA, MMA_M, MMA_K, buffers)
-  Tensor tdQrK = mma_frag_b(thr_dq, sKt);
+  // dQ_blk = dS K: A = dS (MMA, MMA_M, MMA_K, buffers), B = K^T. kDqSwapAB (dQ^T = K^T dS^T):
+  // A = K^T, B = dS (MMA, MMA_N, MMA_K, buffers).
+  auto tdQrA = [&] {
+    if constexpr (Cfg::kDqSwapAB) return mma_frag_a(thr_dq, sKt);
+    else return mma_frag_a(thr_dq, sdS);
+  }();
+  auto tdQrB = [&] {
+    if constexpr (Cfg::kDqSwapAB) return mma_frag_b(thr_dq, sdS);
+    else return mma_frag_b(thr_dq, sKt);
+  }();
 
   Tensor tdVrdV = mma_frag_c(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
   Tensor tdKrdK = mma_frag_c(mma_dkv, Shape<Int<kBlockN>, Int<kHeadDim>>{});
@@ -1323,19 +1432,19 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // branches elsewhere, so the stmatrix instances never instantiate CuTe's tiled-copy algebra
   // (~2.7k template instances, ~60 MB of the compiler's peak memory per unit).
   auto copy_ds = [&] {
-    if constexpr (Cfg::kDsStsm)
+    if constexpr (Cfg::kDsStsm || Cfg::kDqSwapAB)
       return 0;
     else
       return make_tiled_copy_C(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, T>{}, mma_sdp);
   }();
   auto thr_copy_ds = [&] {
-    if constexpr (Cfg::kDsStsm)
+    if constexpr (Cfg::kDsStsm || Cfg::kDqSwapAB)
       return 0;
     else
       return copy_ds.get_thread_slice(tid);
   }();
   auto tdSsdS = [&] {  // (CPY, CPY_M, CPY_N, buffers)
-    if constexpr (Cfg::kDsStsm)
+    if constexpr (Cfg::kDsStsm || Cfg::kDqSwapAB)
       return 0;
     else
       return thr_copy_ds.partition_D(sdSt);
@@ -1345,7 +1454,11 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
   // kDsStsm: the lane's dS^T stmatrix address (buffer 0, column pair 0); unused otherwise. P^T
   // (split-D) sits at a compile-time distance from dS^T in the same layout.
-  const uint32_t ds_base = Cfg::kDsStsm ? ds_stsm_lane_base<Cfg::kSplitD>(ss.ds.data(), tid) : 0u;
+  // kDqSwapAB: the lane's transposing-stmatrix address in dS instead (ds_stsm_t_lane_offset).
+  const uint32_t ds_base =
+      Cfg::kDsStsm     ? ds_stsm_lane_base<Cfg::kSplitD>(ss.ds.data(), tid)
+      : Cfg::kDqSwapAB ? uint32_t(__cvta_generic_to_shared(ss.ds.data())) + ds_stsm_t_lane_offset<kBlockM>(tid)
+                       : 0u;
   const uint32_t pt_from_ds =
       uint32_t(reinterpret_cast<const char*>(ss.pt.data()) - reinterpret_cast<const char*>(ss.ds.data()));
   // One S^T-shaped bf16 tile (P^T or dS^T) to smem buffer `buf` by stmatrix. The packed register
@@ -1361,6 +1474,17 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     for (int j = 0; j < Cfg::kSdPValues / 4; j += 2)
       stmatrix_x4((base + uint32_t((j / 8) * kBlockN * 64 * sizeof(T))) ^ uint32_t(16 * (j % 8)), r32(2 * j),
                   r32(2 * j + 1), r32(2 * j + 2), r32(2 * j + 3));
+  };
+
+  // kDqSwapAB: dS^T from the S^T-shaped accumulator into the (query, key) dS tile, one
+  // transposing stmatrix.x4 per 16 queries (ds_stsm_t_lane_offset: the addresses).
+  auto stsm_t_tile = [&](auto& r, int buffer) {
+    static_assert(decltype(size(r))::value == Cfg::kSdPValues, "one S^T accumulator's worth");
+    Tensor r32 = recast<uint32_t>(r);
+    const uint32_t base = ds_base + uint32_t(buffer) * uint32_t(kBlockN * kBlockM * sizeof(T));
+    CUTE_UNROLL
+    for (int j = 0; j < Cfg::kSdPValues / 4; j += 2)
+      stmatrix_x4_trans(base + uint32_t(j * 1024), r32(2 * j), r32(2 * j + 1), r32(2 * j + 2), r32(2 * j + 3));
   };
 
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
@@ -1396,7 +1520,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     named_arrive(int(BarrierId::DqFull), Cfg::kDqSyncThreads);
   };
   // kDqDefer: the previous step's dQ_blk, staged in this step (see BwdConfig::kDqDefer).
-  Tensor tdQrdQ_prev = mma_frag_c(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tdQrdQ_prev = mma_frag_c(mma_dq, typename Cfg::DqShape{});
   int steps_left = n_steps;
   for (int h = hk * group; h < (hk + 1) * group; ++h) {
   for (int mi = 0; mi < m_count; ++mi) {
@@ -1441,8 +1565,12 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       // kBlockM = 128: the mask test in thread-relative coordinates (BlockBand::relative).
       const int kj_t = get<0>(tScS(0)), q_t = get<1>(tScS(0));
       const BlockBand rband = band.relative(kj_t, q_t);
+      // Without a mask (the 80-query tile's instance) only keys past k_len are hidden: one
+      // compile-time row offset against one register, instead of kj - qi per element (hoisted
+      // out of the loop by the compiler: 20 registers, which spilled).
       auto visible = [&](int qi, int kj) {
-        if constexpr (kBlockM == 128) return rband.allowed(qi - q_t, kj - kj_t);
+        if constexpr (!kMasked) return kj - kj_t < rband.key_end;
+        else if constexpr (kBlockM == 128) return rband.allowed(qi - q_t, kj - kj_t);
         else return band.allowed(qi, kj);
       };
       CUTE_UNROLL
@@ -1479,41 +1607,50 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     else
       scores_to_p(std::false_type{});
     Tensor rP = make_tensor<T>(tSrS.layout());
-    CUTE_UNROLL
-    for (int i = 0; i < size(tSrS); ++i) rP(i) = T(tSrS(i));
-    if constexpr (!Cfg::kSplitD) {
-      // dV += P^T dO with the A operand straight from registers.
-      Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
-      wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
-    } else {
-      // P^T to smem: dV reads both WGs' query halves.
-      if constexpr (Cfg::kDsStsm) {
-        stsm_tile(ds_base + pt_from_ds, rP, buf);
+    if constexpr (!Cfg::kDvAfterDs) {  // (kDvAfterDs: below, after dS^T)
+      CUTE_UNROLL
+      for (int i = 0; i < size(tSrS); ++i) rP(i) = T(tSrS(i));
+      if constexpr (!Cfg::kSplitD) {
+        // dV += P^T dO with the A operand straight from registers.
+        Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
+        wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
       } else {
-        Tensor tPsPt = thr_copy_ds.partition_D(sPt);
-        copy(copy_ds, thr_copy_ds.retile_S(rP), tPsPt(_, _, _, buf));
-      }
-      if constexpr (Cfg::kDvEarly) {
-        // dV as soon as both halves of P^T are in smem: it runs while dS^T is computed and stored.
-        // The double-buffered P^T needs no second barrier for its reuse: a WG writes buffer b
-        // again two steps on, after passing the other WG's next PtWritten, which that WG reaches
-        // only after waiting for all of its wgmmas of this step (this dV among them).
-        cutlass::arch::fence_view_async_shared();
-        consumer_sync(int(BarrierId::PtWritten), kConsumerThreads);
-        Tensor tdVrPt = mma_frag_a(thr_dkv, sPt);  // (MMA, MMA_M, MMA_K, buffers)
-        wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
+        // P^T to smem: dV reads both WGs' query halves.
+        if constexpr (Cfg::kDsStsm) {
+          stsm_tile(ds_base + pt_from_ds, rP, buf);
+        } else {
+          Tensor tPsPt = thr_copy_ds.partition_D(sPt);
+          copy(copy_ds, thr_copy_ds.retile_S(rP), tPsPt(_, _, _, buf));
+        }
+        if constexpr (Cfg::kDvEarly) {
+          // dV as soon as both halves of P^T are in smem: it runs while dS^T is computed and stored.
+          // The double-buffered P^T needs no second barrier for its reuse: a WG writes buffer b
+          // again two steps on, after passing the other WG's next PtWritten, which that WG reaches
+          // only after waiting for all of its wgmmas of this step (this dV among them).
+          cutlass::arch::fence_view_async_shared();
+          consumer_sync(int(BarrierId::PtWritten), kConsumerThreads);
+          Tensor tdVrPt = mma_frag_a(thr_dkv, sPt);  // (MMA, MMA_M, MMA_K, buffers)
+          wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
+        }
       }
     }
 
     if constexpr (kOverlap) {
       // dP^T is done (batches retire in order); dV may still run (split-D issued none, or with
-      // kDvEarly the SS one just above)
-      warpgroup_wait<(Cfg::kSplitD && !Cfg::kDvEarly) ? 0 : 1>();
+      // kDvEarly the SS one just above; kDvAfterDs: not issued yet)
+      warpgroup_wait<(Cfg::kSplitD && !Cfg::kDvEarly) || Cfg::kDvAfterDs ? 0 : 1>();
       CUTE_UNROLL
       for (int i = 0; i < size(tSrS); ++i) {
         const int qi = get<1>(tScS(i));
         tdPrdP(i) = tSrS(i) * (tdPrdP(i) - dpsum[qi]);
       }
+    }
+    if constexpr (Cfg::kDvAfterDs) {
+      static_assert(!Cfg::kSplitD, "dV from registers");
+      CUTE_UNROLL
+      for (int i = 0; i < size(tSrS); ++i) rP(i) = T(tSrS(i));
+      Tensor tdVrP = make_tensor(rP.data(), acc_as_a_operand(tSrS.layout()));
+      wgmma_batch<false>(mma_dkv, tdVrP, tdVrdO(_, _, _, stage), tdVrdV);
     }
     Tensor rdS = make_tensor<T>(tdPrdP.layout());
     CUTE_UNROLL
@@ -1528,7 +1665,9 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
 
     // dS^T to smem for dQ (both WGs read both halves). The fence makes the generic-proxy stores
     // visible to the async proxy (wgmma reads smem through it).
-    if constexpr (Cfg::kDsStsm) {
+    if constexpr (Cfg::kDqSwapAB) {
+      stsm_t_tile(rdS, buf);
+    } else if constexpr (Cfg::kDsStsm) {
       stsm_tile(ds_base, rdS, buf);
     } else {
       // What copy(copy_ds, retile_S(rdS), ...) ends in: the accumulator layout already is the
@@ -1543,17 +1682,20 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     }
     cutlass::arch::fence_view_async_shared();
     consumer_sync(int(BarrierId::DsWritten), kConsumerThreads);
-    Tensor tdQrdQ = mma_frag_c(mma_dq, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+    Tensor tdQrdQ = mma_frag_c(mma_dq, typename Cfg::DqShape{});
     static_assert(decltype(size(tdQrdQ))::value == Cfg::kDqFragValues);
     if constexpr (Cfg::kSplitD) {
       // Both query halves of P^T and dS^T are in smem now (FA_SM90_BWD_SPLITD_ORDER: the order).
       Tensor tdVrPt = mma_frag_a(thr_dkv, sPt);  // (MMA, MMA_M, MMA_K, buffers)
       Tensor tdKrdSt = mma_frag_a(thr_dkv, sdSt);
-      if constexpr (Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
+      if constexpr (Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrA(_, _, _, buf), tdQrB, tdQrdQ);
       if constexpr (!Cfg::kDvEarly) wgmma_batch<false>(mma_dkv, tdVrPt(_, _, _, buf), tdVrdO(_, _, _, stage), tdVrdV);
       wgmma_batch<false>(mma_dkv, tdKrdSt(_, _, _, buf), tdKrQ(_, _, _, stage), tdKrdK);
     }
-    if constexpr (!Cfg::kDqFirst) wgmma_batch<true>(mma_dq, tdQrdS(_, _, _, buf), tdQrK, tdQrdQ);
+    if constexpr (!Cfg::kDqFirst) {
+      if constexpr (Cfg::kDqSwapAB) wgmma_batch<true>(mma_dq, tdQrA, tdQrB(_, _, _, buf), tdQrdQ);
+      else wgmma_batch<true>(mma_dq, tdQrA(_, _, _, buf), tdQrB, tdQrdQ);
+    }
     if constexpr (Cfg::kDqBeforeDk) issue_dk(0);  // dQ is waited for below, with dK in flight
     if constexpr (kPrefetchS) {
       // Wait for dV/dK first (their register operands P^T, dS^T are then free), so that only
@@ -1719,7 +1861,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       }
     }
   }
-  if constexpr (kFusedConvert && Cfg::kDqTma) {
+  if constexpr (kFusedConvert && Cfg::kDqTma && !Cfg::kDqSwapAB) {
     if (prm.fused_convert) {
       consumer_sync(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
       __threadfence();  // with the dQ warp's acquiring atom: the other CTAs' adds before our reads
