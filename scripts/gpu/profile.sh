@@ -6,7 +6,9 @@
 # "name|kernel-regex|ncu_driver args" (cases separated by ';'):
 #   - per-kernel durations of one call (every kernel the call launches), and
 #   - `ncu --set full` of the first launch matching the regex after one warm-up call,
-# written to $OUT/ncu_<name>.txt. If ./snap.tar exists (a `git archive` of a commit), the build
+# written to $OUT/ncu_<name>.txt. SOURCE=1 also writes $OUT/src_<name>.csv: the source page (SASS,
+# per-instruction stall samples and memory counters) of that launch, which scripts/stall_map.py
+# maps to our source lines on the CPU machine. If ./snap.tar exists (a `git archive` of a commit), the build
 # and the profile use that snapshot instead of the working tree (so a half-edited tree does not
 # break the run). EXTRA_CMAKE adds configure flags (e.g. -DCMAKE_CUDA_FLAGS=-DFOO=1).
 set -uo pipefail
@@ -48,5 +50,11 @@ for c in "${cases[@]}"; do
       python3 bench/ncu_driver.py $dargs --calls 2 2>&1 | grep -v "^==PROF==" | sed -e 's/[[:space:]]\+$//'
   } >"$f" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Theoretical Occupancy" "$f" | head -8
+  if [[ "${SOURCE:-0}" == 1 ]]; then
+    timeout 240 ncu --section SourceCounters --import-source no --kernel-name "regex:$regex" --launch-skip 1 \
+      --launch-count 1 -f -o "/tmp/fa_src_$name" python3 bench/ncu_driver.py $dargs --calls 2 >/dev/null 2>&1 &&
+      ncu -i "/tmp/fa_src_$name.ncu-rep" --page source --csv --print-source sass >"$OUT/src_$name.csv"
+    echo "source page: rc=$? $(wc -l <"$OUT/src_$name.csv" 2>/dev/null) lines"
+  fi
 done
 echo "profile: done in $((SECONDS - start)) s"
