@@ -132,8 +132,8 @@ using namespace cute;
 #ifndef FA_SM80_BWD_RED_SPREAD
 // Head dims (head_dim_bit mask) whose dQ reductions are spread over the dK product's k-slices
 // instead of issued back to back before it (the last dQ chunk's, with DQ_BEFORE_DK, in full
-// tiles, not by the first adder, not in the deterministic mode). Why: the 16 red.global.add.v2 of a thread fill the load/store
-// unit's queue, and the warp then sits on lg_throttle (ncu source counters, H200 bf16 N4k,
+// tiles, not by the first adder, not in the deterministic mode). Why: the 16 red.global.add.v2
+// of a thread fill the load/store unit's queue, and the warp then sits on lg_throttle (ncu source counters, H200 bf16 N4k,
 // session 15: the reductions are 4.8-5.0% of the main kernel's stall samples at d64/d128, the
 // later ones of the 16 stalling the most) with dK's MMAs not yet issued behind them.
 // Same-call A/B (H200, bf16, d64/d128, N 1k-16k, causal and not): +4..+10% per shape. 0: back to
@@ -227,7 +227,8 @@ using namespace cute;
 // two bursts of 8 with MMAs between, not one of 16 (ncu, session 14: the 16 back-to-back REDG of
 // the fast path stall on lg_throttle, 0.22-0.23 cycles per issued instruction at N 8k, where
 // PyTorch's FA2 shows none); the price is dS read from shared memory once per slice. At d 256 two
-// slices measured 2-3% faster than one (session 14). Not yet timed at d 64 / d 128.
+// slices measured 2-3% faster than one (session 14); at d 64 / d 128 two measured 2-3% slower
+// than one at every shape (session 15, before RED_SPREAD), so they stay 1.
 #ifndef FA_SM80_BWD_D128_DQ_CHUNKS
 #define FA_SM80_BWD_D128_DQ_CHUNKS 1
 #endif
@@ -1525,14 +1526,14 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
               if (get<0>(cdQ(i)) < q_rows) red_or_store<kStore>(&tdQg(i), acc_dq(i));
           }
         };
+        // kRedSpread: dK runs inside the last chunk, its k-th slice followed by the k-th share
+        // of that chunk's reductions (the other chunks' go back to back: their registers are
+        // needed by the next chunk). Uniform over the CTA, like `first`.
+        const bool last = chunk + 1 == T::kDQChunks;
+        const bool spread = kRedSpread && last && !first && !p.deterministic && q_rows == kM;
+        if (first) put(cute::true_type{});
+        else if (!spread) put(cute::false_type{});
         if constexpr (kRedSpread) {
-          // dK runs inside the last chunk: its k-th slice is followed by the k-th share of that
-          // chunk's reductions (the other chunks' go back to back, their registers are needed by
-          // the next chunk). Uniform over the CTA, like `first`.
-          const bool last = chunk + 1 == T::kDQChunks;
-          const bool spread = last && !first && !p.deterministic && q_rows == kM;
-          if (first) put(cute::true_type{});
-          else if (!spread) put(cute::false_type{});
           if (last) gemm_dk([&](int k) {
             constexpr int kPairs = decltype(size(acc_dq))::value / 2;
             constexpr int kSlices = decltype(size<2>(rdSt))::value;
@@ -1545,9 +1546,6 @@ CUTE_DEVICE void bwd_main(const core::AttnParams& p, const BwdWorkspace& ws) {
               }
             }
           });
-        } else {
-          if (first) put(cute::true_type{});
-          else put(cute::false_type{});
         }
       }
       if (p.deterministic) {

@@ -78,28 +78,12 @@ struct FuseInfo {
   bool masked = false;  // the main kernel's kMasked: the window applies
 };
 
-// bwd_preprocess's first template argument: the element type (rows padded to kRowPad), or
-// PaddedRows<Element, kPad> for a main kernel whose rows are padded to kPad instead (row_pad_for:
-// the 80-row d128 tile; its fused conversion is off, so fuse stays empty there).
-template <typename Element, int kPad>
-struct PaddedRows {};
-template <typename E>
-struct PreprocessRows {
-  using T = E;
-  static constexpr int kPad = kRowPad;
-};
-template <typename E, int P>
-struct PreprocessRows<PaddedRows<E, P>> {
-  using T = E;
-  static constexpr int kPad = P;
-};
-
-template <typename ElementOrPadded, int kHeadDim, bool kVec = true>
+// kPad: the main kernel's row padding (BwdConfig::kSeqRowPad: kRowPad, or 320 for the 80-row d128
+// tile, whose fused conversion is off, so fuse stays empty there).
+template <typename Element, int kHeadDim, bool kVec = true, int kPad = kRowPad>
 __global__ void __launch_bounds__(kPrepostThreads)
 bwd_preprocess(const core::AttnParams p, const BwdWorkspace ws, const FuseInfo fuse = FuseInfo{},
                const bool zero_acc = true) {
-  using Element = typename PreprocessRows<ElementOrPadded>::T;
-  constexpr int kPad = PreprocessRows<ElementOrPadded>::kPad;
   pdl_trigger();  // FA_SM90_BWD_PDL: the main kernel's prologue may start (it waits for our writes)
   const int m_block = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const core::SeqInfo seq = core::seq_info(p, b);

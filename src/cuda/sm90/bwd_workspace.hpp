@@ -7,6 +7,7 @@
 // values (LSE = +inf, D = 0, so P = 0 there) without per-element bounds checks in the main loop.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -37,11 +38,11 @@ static_assert(kRowPad % kTurnRows == 0);
 // instances' one tile for every call). H200, bf16 non-causal, same build, two alternations
 // (session 15): N1k/4k/8k/16k 480-481 / 537-549 / 557-567 / 572-577 TFLOP/s vs 467-476 /
 // 533-536 / 546-551 / 553 at 64: 25% more work per step for the same per-step barriers, waits
-// and dQ bulk add. An 80-row block does not
-// divide kRowPad, so that kernel and its pre/post passes pad each sequence's rows to a multiple
-// of kNc80RowPad = lcm(80, kTurnRows) instead: its blocks then never reach another sequence's
-// rows, and every 64-row preprocess CTA and turn counter stays inside the sequence. The
-// workspace is sized for both paddings when the switch is on (workspace_bytes).
+// and dQ bulk add. An 80-row block does not divide kRowPad, so that kernel and its pre/post
+// passes pad each sequence's rows to a multiple of kNc80RowPad = lcm(80, kTurnRows) instead: its
+// blocks then never reach another sequence's rows, and every 64-row preprocess CTA and turn
+// counter stays inside the sequence. The workspace is sized for both paddings when the switch is
+// on (workspace_bytes).
 #ifndef FA_SM90_BWD_D128_NC_BLOCK_M
 #define FA_SM90_BWD_D128_NC_BLOCK_M 80
 #endif
@@ -121,10 +122,9 @@ inline int64_t padded_rows(const core::AttnParams& p) {
 // The rows workspace_bytes provides for: with the 80-row d128 tile built in, a d128 call may take
 // either padding (the choice also depends on the environment, nc80_enabled), so the larger one.
 inline int64_t workspace_rows(const core::AttnParams& p) {
-  if (FA_SM90_BWD_D128_NC_BLOCK_M == 80 && p.head_dim == 128)
-    return padded_rows<kRowPad>(p) > padded_rows<kNc80RowPad>(p) ? padded_rows<kRowPad>(p)
-                                                                 : padded_rows<kNc80RowPad>(p);
-  return padded_rows<kRowPad>(p);
+  const int64_t rows = padded_rows<kRowPad>(p);
+  if (FA_SM90_BWD_D128_NC_BLOCK_M == 80 && p.head_dim == 128) return std::max(rows, padded_rows<kNc80RowPad>(p));
+  return rows;
 }
 
 struct BwdWorkspace {

@@ -219,13 +219,11 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   // key blocks' ranges already), never in the deterministic mode.
   const bool rotated = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0);
   const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks, kHeadDim, rotated);
-  // The preprocess over this tile's padded rows (PaddedRows: a padding other than kRowPad).
-  using PreElement = std::conditional_t<kPad == kRowPad, Element, PaddedRows<Element, kPad>>;
   if (m_blocks > 0) {
     if (prepost_vec)
-      bwd_preprocess<PreElement, kHeadDim, true><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
+      bwd_preprocess<Element, kHeadDim, true, kPad><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
     else
-      bwd_preprocess<PreElement, kHeadDim, false><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
+      bwd_preprocess<Element, kHeadDim, false, kPad><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
   }
   FA_RETURN_IF_ERROR(check_launch("sm90 backward preprocess"));
 
