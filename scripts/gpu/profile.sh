@@ -10,7 +10,9 @@
 # per-instruction stall samples and memory counters) of that launch, which scripts/stall_map.py
 # maps to our source lines on the CPU machine. If ./snap.tar exists (a `git archive` of a commit), the build
 # and the profile use that snapshot instead of the working tree (so a half-edited tree does not
-# break the run). EXTRA_CMAKE adds configure flags (e.g. -DCMAKE_CUDA_FLAGS=-DFOO=1).
+# break the run). ncu runs with --clock-control none: it would otherwise lock the SM clock to base for
+# each profiled kernel, and the device notes ask that the card's clocks be left alone.
+# EXTRA_CMAKE adds configure flags (e.g. -DCMAKE_CUDA_FLAGS=-DFOO=1).
 set -uo pipefail
 OUT=${1:-${OUT:-/tmp/fa_prof_out}}
 mkdir -p "$OUT"
@@ -42,16 +44,16 @@ for c in "${cases[@]}"; do
   echo "=== $name: $dargs ($((SECONDS - start)) s)"
   {
     echo "### per-kernel durations of one call ($dargs)"
-    timeout 120 ncu --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
+    timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
       --kernel-name "regex:^(?!.*(distribution|elementwise|vectorized)).*" --launch-skip 0 --launch-count 12 python3 bench/ncu_driver.py $dargs --calls 1 2>&1 |
       grep -E "^\s+[a-z_]+.*\(|gpu__time_duration|launch__grid_size|launch__registers" | head -60
     echo "### ncu --set full, kernel regex $regex"
-    timeout 240 ncu --set full --import-source no --kernel-name "regex:$regex" --launch-skip 1 --launch-count 1 \
+    timeout 240 ncu --clock-control none --set full --import-source no --kernel-name "regex:$regex" --launch-skip 1 --launch-count 1 \
       python3 bench/ncu_driver.py $dargs --calls 2 2>&1 | grep -v "^==PROF==" | sed -e 's/[[:space:]]\+$//'
   } >"$f" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Theoretical Occupancy" "$f" | head -8
   if [[ "${SOURCE:-0}" == 1 ]]; then
-    timeout 240 ncu --section SourceCounters --import-source no --kernel-name "regex:$regex" --launch-skip 1 \
+    timeout 240 ncu --clock-control none --section SourceCounters --import-source no --kernel-name "regex:$regex" --launch-skip 1 \
       --launch-count 1 -f -o "/tmp/fa_src_$name" python3 bench/ncu_driver.py $dargs --calls 2 >/dev/null 2>&1 &&
       ncu -i "/tmp/fa_src_$name.ncu-rep" --page source --csv --print-source sass >"$OUT/src_$name.csv"
     echo "source page: rc=$? $(wc -l <"$OUT/src_$name.csv" 2>/dev/null) lines"

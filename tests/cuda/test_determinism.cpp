@@ -126,6 +126,13 @@ std::vector<Case> cases() {
     v.push_back(c);
     v.push_back(mk("d128_noncausal_tiles4", 128, 8, 16, 8, 400, 512));
   }
+  {  // More than 32 key blocks of 128, past the first-adder store's limit outside this mode (the
+     // deterministic mode always takes it: turn 0 stores, the others add), non-causal and causal.
+    v.push_back(mk("d128_noncausal_k4200", 128, 1, 4, 2, 500, 4200));
+    Case c = mk("d128_causal_long", 128, 1, 2, 1, 4200, 4200);
+    c.causal = true;
+    v.push_back(c);
+  }
   {  // Head dim 64 with softcap and a window on MQA.
     Case c = mk("d64_window_softcap_mqa", 64, 1, 8, 1, 900, 900);
     c.window_left = 128, c.window_right = 32, c.softcap = 30.f;
