@@ -83,6 +83,8 @@ ABLATIONS_BWD = [
     # query blocks.
     ("fa3 bwd first-adder dQ store forced", "fa3", {"FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS": "1048576"}),
     ("fa3 bwd in-order query blocks", "fa3", {"FA_SM90_BWD_ROTATE_M": "0"}),
+    # d128 without a mask takes an 80-query tile (m64n80 wgmmas); 64 = the previous tile.
+    ("fa3 bwd 64-query tile (d128 no mask)", "fa3", {"FA_SM90_BWD_D128_NC_BLOCK_M": "64"}),
     ("fa3 bwd plain launches (no PDL)", "fa3", {"FA_SM90_BWD_PDL": "0"}),
     ("fa3 bwd dQ conversion after the main grid", "fa3", {"FA_SM90_BWD_CONVERT_FOLLOW": "0"}),
     ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
