@@ -116,14 +116,19 @@ def main():
     stalls = [h for h in hdr if h.startswith("stall_") and "Not Issued" not in h]
     share, ops, why = collections.Counter(), collections.defaultdict(collections.Counter), \
         collections.defaultdict(collections.Counter)
+    # Executed warp instructions per group: a line can stall little and still cost issue slots.
+    exe = collections.Counter()
     for r, ad in zip(data, addrs):
         key, text = by_off.get(ad - base, (None, r[col["Source"]]))
         share[key] += num(r, samples)
+        exe[key] += num(r, "Instructions Executed")
         ops[key][opcode(text)] += 1
         for s in stalls:
             why[key][s[6:]] += num(r, s)
+    exe_total = sum(exe.values()) or 1.0
+    print("samples  executed  (outer, inner) own lines  {opcode: static count}")
     for key, v in share.most_common(a.top):
-        line = f"{100 * v / total:6.2f}%  {str(key):14} {dict(ops[key].most_common(4))}"
+        line = f"{100 * v / total:6.2f}%  {100 * exe[key] / exe_total:6.2f}%  {str(key):14} {dict(ops[key].most_common(4))}"
         if a.reasons:
             t = sum(why[key].values()) or 1.0
             line += "  " + ", ".join(f"{k} {100 * n / t:.0f}%" for k, n in why[key].most_common(4))
