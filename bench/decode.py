@@ -17,7 +17,8 @@ Backends:
                   is not timed; the record says "gqa": "repeat_interleave").
 
 Method (as bench/compare.py): CUDA events around each call on torch's current stream, --warmup
-calls first, the median of --iters (>= 20) timed calls; inputs rotate over enough buffer sets that
+calls and at least 0.5 s of calls first (compare.WARMUP_MS: the clock the GPU sustains, not its
+boost after a pause; since session 16), the median of --iters (>= 20) timed calls; inputs rotate over enough buffer sets that
 together they exceed twice the 60 MB L2 (one set when K/V alone do). Ours runs with a preallocated
 workspace (fa_kvcache_workspace_size) and output. Bytes counted: K + V + Q + O (what a decode step
 must move at least); GB/s = bytes / median time (the H200's HBM peak is ~4.8 TB/s).
