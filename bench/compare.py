@@ -358,26 +358,37 @@ SDPA_BACKENDS = {"sdpa_flash": "FLASH_ATTENTION", "sdpa_cudnn": "CUDNN_ATTENTION
                  "sdpa_efficient": "EFFICIENT_ATTENTION"}
 
 
-def time_sdpa(torch, peer, sets, causal, pas, warmup, iters):
+def sdpa_backend(peer):
+    """The sdpa_kernel context that restricts SDPA to the peer's backend."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel([getattr(SDPBackend, SDPA_BACKENDS[peer])])
+
+
+def sdpa_fns(torch, sets, causal, pas):
+    """One timed SDPA callable per buffer set; call them inside sdpa_backend(peer) (the backward's
+    graphs are built here, so build inside it too) and, forward, under torch.no_grad()."""
     F = torch.nn.functional
-    backend = getattr(SDPBackend, SDPA_BACKENDS[peer])
-    with sdpa_kernel([backend]):
+    if pas == "fwd":
+        views = [(s["q"].transpose(1, 2), s["k"].transpose(1, 2), s["v"].transpose(1, 2)) for s in sets]
+        return [lambda t=t: F.scaled_dot_product_attention(*t, is_causal=causal) for t in views]
+    graphs = []
+    for s in sets:
+        # Leaves in (B, N, H, D); SDPA sees their transposes. The transposes' backward is a
+        # view (no kernel), so the timed grad call is SDPA's backward plus autograd.
+        leaves = tuple(s[x].detach().requires_grad_() for x in ("q", "k", "v"))
+        out = F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in leaves), is_causal=causal)
+        graphs.append((out, leaves, s["dout"].transpose(1, 2)))
+    return [lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True) for g in graphs]
+
+
+def time_sdpa(torch, peer, sets, causal, pas, warmup, iters):
+    with sdpa_backend(peer):
+        fns = sdpa_fns(torch, sets, causal, pas)
         if pas == "fwd":
-            views = [(s["q"].transpose(1, 2), s["k"].transpose(1, 2), s["v"].transpose(1, 2)) for s in sets]
-            fns = [lambda t=t: F.scaled_dot_product_attention(*t, is_causal=causal) for t in views]
             with torch.no_grad():
-                return time_calls(torch, fns, warmup, iters), F.scaled_dot_product_attention(*views[0], is_causal=causal)
-        graphs = []
-        for s in sets:
-            # Leaves in (B, N, H, D); SDPA sees their transposes. The transposes' backward is a
-            # view (no kernel), so the timed grad call is SDPA's backward plus autograd.
-            leaves = tuple(s[x].detach().requires_grad_() for x in ("q", "k", "v"))
-            out = F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in leaves), is_causal=causal)
-            graphs.append((out, leaves, s["dout"].transpose(1, 2)))
-        fns = [lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True) for g in graphs]
+                return time_calls(torch, fns, warmup, iters), fns[0]()
         ms = time_calls(torch, fns, warmup, iters)
-        del graphs, fns
+        del fns
         return ms, None
 
 

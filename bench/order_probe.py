@@ -9,6 +9,7 @@ times the peers first, then ours) is slowed by the clock the first one left.
         --seq idle:2,ours:60,sdpa_cudnn:60,ours:60,idle:2,sdpa_cudnn:60,ours_det:60
 """
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -17,29 +18,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
-
-
-def sdpa_fns(torch, peer, sets, causal, pas):
-    """compare.time_sdpa's timed callables, built once (the backward's graphs stay alive)."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    F = torch.nn.functional
-    backend = getattr(SDPBackend, compare.SDPA_BACKENDS[peer])
-
-    def wrap(fn):
-        def run():
-            with sdpa_kernel([backend]), torch.no_grad() if pas == "fwd" else torch.enable_grad():
-                fn()
-        return run
-    if pas == "fwd":
-        views = [(s["q"].transpose(1, 2), s["k"].transpose(1, 2), s["v"].transpose(1, 2)) for s in sets]
-        return [wrap(lambda t=t: F.scaled_dot_product_attention(*t, is_causal=causal)) for t in views]
-    graphs = []
-    with sdpa_kernel([backend]):
-        for s in sets:
-            leaves = tuple(s[x].detach().requires_grad_() for x in ("q", "k", "v"))
-            out = F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in leaves), is_causal=causal)
-            graphs.append((out, leaves, s["dout"].transpose(1, 2)))
-    return [wrap(lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True)) for g in graphs]
 
 
 def main():
@@ -78,9 +56,12 @@ def main():
         if what == "idle":
             time.sleep(count)
             continue
-        if what.startswith("sdpa") and what not in runners:
-            runners[what] = sdpa_fns(torch, what, sets, bool(args.causal), args.pas)
-        ms = [compare.time_calls(torch, runners[what], 0, args.chunk) for _ in range(max(1, count // args.chunk))]
+        peer = what.startswith("sdpa")
+        with compare.sdpa_backend(what) if peer else contextlib.nullcontext(), \
+                torch.no_grad() if peer and args.pas == "fwd" else contextlib.nullcontext():
+            if peer and what not in runners:
+                runners[what] = compare.sdpa_fns(torch, sets, bool(args.causal), args.pas)
+            ms = [compare.time_calls(torch, runners[what], 0, args.chunk) for _ in range(max(1, count // args.chunk))]
         tf = [fl / m / 1e9 for m in ms]
         print(f"{time.time() - t0:6.2f}s {what:12s} chunk medians TFLOP/s: " + " ".join(f"{x:.0f}" for x in tf)
               + f"  (median {statistics.median(tf):.0f})", flush=True)
