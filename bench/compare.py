@@ -87,6 +87,8 @@ ABLATIONS_BWD = [
     ("fa3 bwd 64-query tile (d128 no mask)", "fa3", {"FA_SM90_BWD_D128_NC_BLOCK_M": "64"}),
     ("fa3 bwd plain launches (no PDL)", "fa3", {"FA_SM90_BWD_PDL": "0"}),
     ("fa3 bwd dQ conversion after the main grid", "fa3", {"FA_SM90_BWD_CONVERT_FOLLOW": "0"}),
+    # The partial last wave's key blocks walked by several CTAs each (bwd_workspace.hpp).
+    ("fa3 bwd no tail split", "fa3", {"FA_SM90_BWD_TAIL_SPLIT": "0"}),
     ("fa2 bwd in-order query blocks", "fa2", {"FA_SM80_BWD_ROTATE_M": "0"}),
     ("fa2 bwd deterministic", "fa2", {"FA_BENCH_DETERMINISTIC": "1"}),
 ]

@@ -131,6 +131,19 @@ std::vector<Case> bwd_ring_cases() {
   });
 }
 
+// FA3 backward tail split (bwd_workspace.hpp): grids whose last wave is partial on a 132-SM H200, so its key blocks are walked by several CTAs that sum dK/dV
+// in the workspace. FA_SM90_BWD_TAIL_SPLIT=N in the environment forces N pieces.
+std::vector<Case> tail_split_cases() {
+  return named({
+      mk(BF16, 128, 3, 8, 8, 1000, 1100),   // 9 key blocks x 24 = 216 tiles: 84 in the tail
+      mk(FP16, 64, 2, 16, 4, 700, 1500),    // GQA 4:1, 12 x 8 = 96 tiles: every tile split
+      mk(BF16, 128, 2, 32, 8, 2000, 2000),  // GQA 4:1, 16 x 16 = 256 tiles: 124 in the tail
+      mk(BF16, 96, 3, 12, 12, 513, 513),    // 5 x 36 = 180 tiles: 48 in the tail
+      softcap(mk(FP16, 128, 2, 16, 16, 640, 640), 20.f),  // 5 x 32 = 160 tiles, softcap kernel
+      mk(BF16, 128, 1, 4, 2, 700, 700),     // GQA 2:1, 6 x 2 = 12 tiles in 4 pieces: the sanitizer case
+  });
+}
+
 std::vector<Case> grid_cases() {
   std::vector<Case> v;
   // 1. Every head dim x dtype x {no mask, causal}, GQA 2:1, one full-ish tile count.
@@ -322,6 +335,9 @@ INSTANTIATE_TEST_SUITE_P(RingSmall, CudaForward,
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Ring, CudaBackward, ::testing::Combine(::testing::ValuesIn(bwd_ring_cases()),
                                                                 ::testing::ValuesIn(kRingAlgos)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(TailSplit, CudaBackward,
+                         ::testing::Combine(::testing::ValuesIn(tail_split_cases()), ::testing::Values(FA_ALGO_FA3)),
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Grid, CudaForward, ::testing::Combine(::testing::ValuesIn(grid_cases()),
                                                                ::testing::ValuesIn(kAlgos)),

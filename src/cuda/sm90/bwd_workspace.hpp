@@ -12,6 +12,8 @@
 #include <cstdint>
 
 #include "core/params.hpp"
+#include "cuda/common/env.hpp"
+#include "cuda/scheduler/tile_scheduler.hpp"
 
 namespace fa::cuda::sm90_bwd {
 
@@ -127,6 +129,63 @@ inline int64_t workspace_rows(const core::AttnParams& p) {
   return rows;
 }
 
+// Tail split (FA_SM90_BWD_TAIL_SPLIT): the main grid is waves of equal CTAs, one per key block,
+// and its last wave is partial (the d128 grid: 2048 CTAs on 132 SMs, 15.5 waves, so 64 SMs idle
+// for a whole CTA at the end). The per-CTA timeline (session 17, d128 non-causal, scripts/
+// bwd_timeline.py) had the SMs busy 96.8-96.9% of the main kernel's span at N 4k/8k/16k: the idle
+// share is that half wave (the per-CTA fixed cost is ~2%, the gap between CTAs 0.26 us). Split,
+// each key block of the last partial wave is walked by `ways` CTAs, each over its share of the
+// query blocks (in every query head of the group); every piece adds its fp32 dK/dV to the tile's
+// zeroed slot in the workspace (red.global.add) and the last piece to arrive (a counter per slot)
+// reads the sums back and stores dK/dV. Busy share with it: 99.1% (N8k, 5 ways), 99.3% (N16k).
+// End to end the gain is smaller (H200, session 17, d128 non-causal, on vs off alternated in one
+// build: N4k +0.6%, N8k +0.5%, N16k +1.3%, d64 N8k +0.7%; against the previous commit's build,
+// N8k +1.1%, N16k +1.3%): the dQ conversion (bwd_convert_dq_follow) used to run on the SMs the
+// half wave left idle and now mostly runs after the pieces. Only non-deterministic calls without
+// a mask or varlen, on tiles of kTailBlockN keys (d <= 128). FA_SM90_BWD_TAIL_SPLIT (build macro
+// or environment, read once): 0 = off, 1 = on (ways from tail_split_ways' model, default), N >= 2
+// = always N ways when there is a partial wave (a test hook).
+#ifndef FA_SM90_BWD_TAIL_SPLIT
+#define FA_SM90_BWD_TAIL_SPLIT 1
+#endif
+constexpr int kTailBlockN = 128;
+inline int tail_split_mode() {
+  static const int m = env_int("FA_SM90_BWD_TAIL_SPLIT", FA_SM90_BWD_TAIL_SPLIT);
+  return m;
+}
+
+// The calls the split may serve (the workspace reserves its slots for them).
+inline bool tail_split_eligible(const core::AttnParams& p) {
+  return tail_split_mode() != 0 && !p.deterministic && !p.varlen && p.window_left < 0 && p.window_right < 0 &&
+         p.head_dim <= 128 && p.seqlen_k > 0 && p.seqlen_q > 0;
+}
+
+// Key blocks (tiles) in the partial last wave of a grid of `tiles` one-wave-per-SM CTAs, or 0.
+inline int64_t tail_tiles(int64_t tiles, int sms) { return sms > 0 ? tiles % sms : 0; }
+
+// How many pieces each tail tile is split into: the fewest rounds of pieces times a piece's
+// length, a piece costing `fixed_steps` steps more than its share of the tile's `steps` (its
+// K/V load, pipeline fill and dK/dV reduction: ~5.6 us measured ~ 2 steps, plus the slot's adds).
+// 1 = no split. Rounds: ceil(tail * ways / sms).
+inline int tail_split_ways(int64_t tiles, int sms, int steps) {
+  const int64_t tail = tail_tiles(tiles, sms);
+  const int mode = tail_split_mode();
+  if (tail == 0 || steps < 2 || mode == 0) return 1;
+  if (mode >= 2) return std::min(mode, steps);
+  constexpr double fixed_steps = 3.0;
+  int best = 1;
+  double best_cost = double(steps);
+  for (int w = 2; w <= 8 && w <= steps / 4; ++w) {
+    const int64_t rounds = (tail * w + sms - 1) / sms;
+    const double cost = double(rounds) * (double(steps) / w + fixed_steps);
+    if (cost < 0.95 * best_cost) {
+      best = w;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 struct BwdWorkspace {
   int64_t rows_pad = 0;
   float* dq_acc = nullptr;    // [Hq][rows_pad][head_dim] fp32 dQ accumulator (softmax scale not applied)
@@ -135,7 +194,26 @@ struct BwdWorkspace {
   int* dq_turn = nullptr;     // [Hq][rows_pad / kTurnRows] deterministic mode: next key block to add
   int* dq_arrive = nullptr;   // [Hq][rows_pad / kTurnRows] kFusedConvert: key blocks still to add
   int* kv_done = nullptr;     // [batch][Hkv] key blocks whose dQ adds are complete (convert_follows)
+  // Tail split (tail_split_ways > 1): linear CTAs >= split_first are pieces, split_ways per tile
+  // (tile split_first + (cta - split_first) / split_ways); split_ways = 0: the 3-D grid, no split.
+  float* dkv_part = nullptr;  // [tail tiles][2][kTailBlockN * head_dim] fp32 dK, dV sums (zeroed)
+  int* dkv_count = nullptr;   // [tail tiles] pieces arrived (zeroed with dkv_part)
+  int split_first = 0;
+  int split_ways = 0;
 };
+
+// The tail tiles the workspace holds slots for (0 when the call cannot split): tiles of
+// kTailBlockN keys, one wave per SM.
+inline int64_t tail_split_reserved(const core::AttnParams& p) {
+  if (!tail_split_eligible(p)) return 0;
+  const int64_t tiles = (p.seqlen_k + kTailBlockN - 1) / kTailBlockN * p.heads_kv * p.batch;
+  return tail_tiles(tiles, sched::sm_count(p.device_id));
+}
+inline int64_t tail_slot_floats(const core::AttnParams& p) { return 2 * int64_t(kTailBlockN) * p.head_dim; }
+inline int64_t tail_split_bytes(const core::AttnParams& p) {
+  const int64_t tail = tail_split_reserved(p);
+  return tail > 0 ? round_up(tail * tail_slot_floats(p) * 4, 256) + round_up(tail * 4, 256) : 0;
+}
 
 inline size_t workspace_bytes(const core::AttnParams& p) {
   const int64_t rows = workspace_rows(p);
@@ -143,7 +221,8 @@ inline size_t workspace_bytes(const core::AttnParams& p) {
   // Every part is a multiple of 256 bytes (rows is a multiple of 64), so each stays aligned.
   const int64_t counters = round_up(hq * (rows / kTurnRows) * 4, 256);
   const int64_t done = round_up(int64_t(p.batch) * p.heads_kv * 4, 256);
-  return size_t(hq * rows * (p.head_dim + 2) * 4 + (kFusedConvert ? 2 : 1) * counters + done);
+  return size_t(hq * rows * (p.head_dim + 2) * 4 + (kFusedConvert ? 2 : 1) * counters + done +
+                tail_split_bytes(p));
 }
 
 // Each part grows with rows_pad, so a carve with kPad's rows fits workspace_bytes when
@@ -168,6 +247,12 @@ inline BwdWorkspace carve_workspace(const core::AttnParams& p, void* base) {
     c += counters;
   }
   w.kv_done = reinterpret_cast<int*>(c);
+  c += round_up(int64_t(p.batch) * p.heads_kv * 4, 256);
+  const int64_t tail = tail_split_reserved(p);
+  if (tail > 0) {
+    w.dkv_part = reinterpret_cast<float*>(c);
+    w.dkv_count = reinterpret_cast<int*>(c + round_up(tail * tail_slot_floats(p) * 4, 256));
+  }
   return w;
 }
 

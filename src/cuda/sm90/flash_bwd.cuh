@@ -23,10 +23,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/params.hpp"
 #include "core/status.hpp"
@@ -168,6 +170,44 @@ inline bool bwd_cluster_env() {
   return on;
 }
 
+#if FA_SM90_BWD_TIMELINE
+// Diagnostic builds (flash_bwd_kernel.cuh, bwd_stamp): with FA_SM90_BWD_TIMELINE_OUT set, every
+// main launch records its per-CTA timeline and, once it has run (a stream synchronisation: the
+// timings of such a build are not the library's), writes it to that file, the last call winning:
+// int64 CTA count, then Stamp::kCount uint64 per CTA. Not thread-safe; not for production.
+struct TimelineDump {
+  unsigned long long* buf = nullptr;
+  int64_t ctas = 0;
+  cudaStream_t stream = nullptr;
+  TimelineDump(int64_t n, cudaStream_t s) : ctas(n), stream(s) {
+    static unsigned long long* mem = nullptr;
+    static int64_t cap = 0;
+    if (std::getenv("FA_SM90_BWD_TIMELINE_OUT") == nullptr) return;
+    const int64_t words = n * int64_t(Stamp::kCount);
+    if (words > cap) {
+      if (mem) cudaFree(mem);
+      mem = nullptr;
+      cap = 0;
+      if (cudaMalloc(&mem, size_t(words) * 8) != cudaSuccess) return;
+      cap = words;
+    }
+    cudaMemsetAsync(mem, 0, size_t(words) * 8, s);
+    buf = mem;
+  }
+  ~TimelineDump() {
+    if (!buf) return;
+    std::vector<unsigned long long> host(size_t(ctas) * int(Stamp::kCount));
+    cudaStreamSynchronize(stream);
+    cudaMemcpy(host.data(), buf, host.size() * 8, cudaMemcpyDeviceToHost);
+    if (FILE* f = std::fopen(std::getenv("FA_SM90_BWD_TIMELINE_OUT"), "wb")) {
+      std::fwrite(&ctas, 8, 1, f);
+      std::fwrite(host.data(), 8, host.size(), f);
+      std::fclose(f);
+    }
+  }
+};
+#endif
+
 // The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
 template <class Cfg, bool kMasked, bool kSoftcap>
 core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws_ptr) {
@@ -196,7 +236,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
 
   // The row padding of this tile (Cfg::kSeqRowPad: kRowPad, or kNc80RowPad for 80-row blocks).
   constexpr int kPad = Cfg::kSeqRowPad;
-  const BwdWorkspace ws = carve_workspace<kPad>(p, ws_ptr);
+  BwdWorkspace ws = carve_workspace<kPad>(p, ws_ptr);
   // preprocess: kTurnRows rows per CTA over the whole padded row space; convert: one query block.
   const int m_blocks = int((p.seqlen_q + kPad - 1) / kPad);
   const dim3 grid_pre(m_blocks * (kPad / kTurnRows), p.heads_q, p.batch);
@@ -221,6 +261,29 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   // key blocks' ranges already), never in the deterministic mode.
   const bool rotated = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0);
   const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks, kHeadDim, rotated, p.deterministic);
+  // Tail split (bwd_workspace.hpp): pieces for the key blocks of the grid's partial last wave.
+  // Not with clusters (pairs walk the same query blocks) nor the fused conversion (per-step bits).
+  // The slots are zeroed before the preprocess, which the main kernel follows (PDL).
+  int64_t split_tiles = 0;
+  if constexpr (Cfg::kBlockN == kTailBlockN && Cfg::kDqTma) {
+    const bool cluster_possible = Cfg::kClusterable && bwd_cluster_env() && n_blocks % 2 == 0;
+    const int64_t tiles = int64_t(n_blocks) * p.heads_kv * p.batch;
+    const int sms = sched::sm_count(p.device_id);
+    const int64_t tail = tail_tiles(tiles, sms);
+    if (tail_split_eligible(p) && !cluster_possible && fuse.block_m == 0 && m_blocks > 0 && tail > 0 &&
+        tail == tail_split_reserved(p) && tiles <= INT32_MAX / 8) {
+      // Pieces split a tile's query blocks (in every query head of the group): at most one each.
+      const int q_blocks = int((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
+      const int ways = std::min(tail_split_ways(tiles, sms, q_blocks * p.group_size()), q_blocks);
+      if (ways > 1) {
+        ws.split_first = int(tiles - tail);
+        ws.split_ways = ways;
+        split_tiles = tail;
+        const cudaError_t e = cudaMemsetAsync(ws.dkv_part, 0, size_t(tail_split_bytes(p)), stream);
+        if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward: zeroing the tail split's slots");
+      }
+    }
+  }
   if (m_blocks > 0) {
     if (prepost_vec)
       bwd_preprocess<Element, kHeadDim, true, kPad><<<grid_pre, kPrepostThreads, 0, stream>>>(p, ws, fuse, !store_first);
@@ -296,7 +359,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     // without work, which would leave a peer waiting).
     if constexpr (Cfg::kClusterable) {
       if (bwd_cluster_env() && !p.varlen && !p.deterministic && p.window_left < 0 && p.window_right < 0 &&
-          n_blocks % 2 == 0 && prm.cta_group == 0) {
+          n_blocks % 2 == 0 && prm.cta_group == 0 && split_tiles == 0) {
         prm.cluster = 1;
         prm.tma_q_mc = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, make_tma<Cfg>(p.q, q_str, rows_q, p.heads_q, batch_g),
                                      sQ1, tile_q, _2{});
@@ -304,13 +367,21 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
                                       make_tma<Cfg>(p.dout, do_str, rows_q, p.heads_q, batch_g), sQ1, tile_q, _2{});
       }
     }
+#if FA_SM90_BWD_TIMELINE
+    TimelineDump timeline(split_tiles > 0 ? ws.split_first + split_tiles * ws.split_ways
+                                          : int64_t(n_blocks) * p.heads_kv * p.batch,
+                          stream);
+    prm.timeline = timeline.buf;
+#endif
     auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;
     const int smem = int(sizeof(typename Cfg::SharedStorage));
     cudaError_t e = set_max_dynamic_smem(kernel, smem, p.device_id);
     if (e != cudaSuccess)
       return cuda_call_failed(e, "sm90 backward: cudaFuncSetAttribute(max dynamic shared memory)");
-    e = launch_ex(LaunchConfig(dim3(n_blocks, p.heads_kv, p.batch), dim3(Cfg::kThreads), size_t(smem), stream, pdl,
-                               prm.cluster ? 2 : 1),
+    // Split: a 1-D grid, the whole tiles in the 3-D grid's order, then split_ways pieces per tail tile.
+    const dim3 grid = split_tiles > 0 ? dim3(unsigned(ws.split_first + split_tiles * ws.split_ways))
+                                      : dim3(n_blocks, p.heads_kv, p.batch);
+    e = launch_ex(LaunchConfig(grid, dim3(Cfg::kThreads), size_t(smem), stream, pdl, prm.cluster ? 2 : 1),
                   kernel, prm);
     if (e != cudaSuccess) return cuda_call_failed(e, "sm90 backward main (launch)");
     FA_RETURN_IF_ERROR(check_launch("sm90 backward main"));

@@ -587,6 +587,10 @@ struct BwdConfig {
   static_assert(sizeof(SharedStorage) <= 227 * 1024, "shared memory of one CTA exceeds the H200's 227 KB");
 };
 
+#ifndef FA_SM90_BWD_TIMELINE
+#define FA_SM90_BWD_TIMELINE 0
+#endif
+
 template <class Cfg>
 struct BwdParams {
   core::AttnParams p;
@@ -609,7 +613,28 @@ struct BwdParams {
                             // its key blocks report their dQ adds complete (ws.kv_done)
   typename Cfg::TmaQMc tma_q_mc;   // cluster: the multicast Q / dO maps
   typename Cfg::TmaQMc tma_do_mc;
+#if FA_SM90_BWD_TIMELINE
+  unsigned long long* timeline = nullptr;  // Stamp::kCount stamps per CTA (bwd_stamp), or none
+#endif
 };
+
+// Per-CTA timeline (diagnostic builds only: -DFA_SM90_BWD_TIMELINE=1; the launcher fills it when
+// FA_SM90_BWD_TIMELINE_OUT names a file, flash_bwd.cuh). %globaltimer stamps of where a CTA's
+// fixed costs sit: entry, K/V arrived, first Q arrived, last step done, epilogue done, dQ warp
+// done, producer done; slot 0 holds the SM id and the step count. scripts/bwd_timeline.py reads it.
+enum class Stamp : int { Sm = 0, Entry, KvIn, FirstQ, LoopEnd, EpiEnd, DqEnd, ProdEnd, kCount };
+template <class Cfg>
+__device__ __forceinline__ void bwd_stamp(const BwdParams<Cfg>& prm, Stamp slot, unsigned long long value = 0) {
+#if FA_SM90_BWD_TIMELINE
+  if (prm.timeline == nullptr) return;
+  unsigned long long t = value;
+  if (slot != Stamp::Sm) asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  const long long cta = blockIdx.x + int64_t(gridDim.x) * (blockIdx.y + int64_t(gridDim.y) * blockIdx.z);
+  prm.timeline[cta * int(Stamp::kCount) + int(slot)] = t;
+#else
+  (void)prm, (void)slot, (void)value;
+#endif
+}
 
 // Whether this launch runs in clusters of two (BwdParams::cluster).
 template <class Cfg>
@@ -797,6 +822,16 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Named barrier `id` of `threads` threads that also ORs a predicate over them (bar.red.or).
+__device__ __forceinline__ int barrier_or(int id, int threads, int pred) {
+  int out;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.s32 p, %1, 0;\nbarrier.cta.red.or.pred q, %2, %3, p;\nselp.s32 %0, 1, 0, q;\n}\n"
+      : "=r"(out)
+      : "r"(pred), "r"(id), "r"(threads)
+      : "memory");
+  return out;
+}
 __device__ __forceinline__ void red_add_v4(float* addr, float a, float b, float c, float d) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(addr), "f"(a), "f"(b), "f"(c),
                "f"(d)
@@ -938,7 +973,16 @@ __device__ __forceinline__ auto& select_ref(A& a, B& b) {
 // PtWritten: split-D with kDvEarly, both WGs' P^T halves are in smem (dV reads them).
 // DqDone / FuseTile (fused dQ conversion): the dQ warp's arrivals are all done / the consumers'
 // row-major dQ tile in smem is written or free.
-enum class BarrierId : int { DsWritten = 1, DqTurn = 2, DqFull = 3, DqEmpty = 4, PtWritten = 5, DqDone = 6, FuseTile = 7 };
+enum class BarrierId : int {
+  DsWritten = 1,
+  DqTurn = 2,
+  DqFull = 3,
+  DqEmpty = 4,
+  PtWritten = 5,
+  DqDone = 6,
+  FuseTile = 7,
+  TailSum = 8
+};
 
 // The dQ warp (kDqTma): per step, waits until the consumers have staged dQ_blk in smem, has the
 // TMA unit add it to the fp32 accumulator (cp.reduce.async.bulk .add.f32: the consumers issue no
@@ -1063,6 +1107,8 @@ __device__ __forceinline__ int key_block_index(const core::AttnParams& p) {
 
 struct CtaCoord {
   int n_block, hk, b;
+  int piece = -1;  // tail split (BwdWorkspace::split_ways): this CTA's piece of its tile, or -1
+  int slot = -1;   // its tile's slot among the tail tiles
 };
 
 // This CTA's (key block, KV head, sequence). By default (key_block_index, blockIdx.y, blockIdx.z).
@@ -1073,8 +1119,26 @@ struct CtaCoord {
 // group of ~2 waves of CTAs keeps the tail short while the CTAs resident at a time still share
 // the few heads' Q, dO and dQ accumulator in L2. Every field is read through volatile asm (see
 // key_block_index), so the epilogue can call this again instead of keeping the values live.
+// Tail split: a 1-D grid whose linear index L is the tile (key block fastest, then KV head, then
+// sequence: the 3-D grid's order) below split_first, and piece (L - split_first) % ways of tile
+// split_first + (L - split_first) / ways above.
 template <class Cfg, bool kMasked>
 __device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm) {
+  if (prm.ws.split_ways > 0) {
+    uint32_t x;
+    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
+    const int first = prm.ws.split_first, ways = prm.ws.split_ways, lin = int(x);
+    const int tail = lin - first;
+    const int tile = tail < 0 ? lin : first + tail / ways;
+    const int nb = int((prm.p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
+    const int pair = tile / nb;
+    CtaCoord c{tile - pair * nb, pair % prm.p.heads_kv, pair / prm.p.heads_kv};
+    if (tail >= 0) {
+      c.piece = tail - (tail / ways) * ways;
+      c.slot = tail / ways;
+    }
+    return c;
+  }
   if constexpr (Cfg::kGroupedOrder) {
     const int G = prm.cta_group;
     if (G > 0) {
@@ -1210,6 +1274,38 @@ __device__ __forceinline__ void fused_convert_dq(const BwdParams<Cfg>& prm, cons
   }
 }
 
+// Tail split (BwdWorkspace::split_ways): this piece's fp32 dK and dV are added to its tile's
+// zeroed slot (thread-interleaved float4s, whole 512-byte runs per warp); the piece whose arrival
+// completes the count reads the sums back into dk / dv and returns true (it stores the tile).
+// The fence before the count orders every thread's adds before it; the counting thread's
+// acquire and the barrier order the other pieces' adds before the reads.
+template <class Cfg, class Acc>
+__device__ __forceinline__ bool tail_reduce(const BwdParams<Cfg>& prm, Acc& dk, Acc& dv, int slot, int tid) {
+  constexpr int kT = Cfg::kConsumerThreads;
+  constexpr int kV = decltype(size(dk))::value;
+  static_assert(kV % 4 == 0 && kV * kT == Cfg::kBlockN * Cfg::kHeadDim, "one tile of dK per consumer set");
+  float* part = prm.ws.dkv_part + int64_t(slot) * (2 * kV * kT) + 4 * tid;
+  CUTE_UNROLL
+  for (int i = 0; i < kV; i += 4) {
+    red_add_v4(part + i * kT, dk(i), dk(i + 1), dk(i + 2), dk(i + 3));
+    red_add_v4(part + (kV + i) * kT, dv(i), dv(i + 1), dv(i + 2), dv(i + 3));
+  }
+  __threadfence();
+  consumer_sync(int(BarrierId::TailSum), kT);
+  int last = 0;
+  if (tid == 0) last = atom_add_acq_rel(prm.ws.dkv_count + slot, 1) == prm.ws.split_ways - 1;
+  if (!barrier_or(int(BarrierId::TailSum), kT, last)) return false;
+  __threadfence();
+  CUTE_UNROLL
+  for (int i = 0; i < kV; i += 4) {
+    const float4 a = __ldcg(reinterpret_cast<const float4*>(part + i * kT));
+    const float4 v = __ldcg(reinterpret_cast<const float4*>(part + (kV + i) * kT));
+    dk(i) = a.x, dk(i + 1) = a.y, dk(i + 2) = a.z, dk(i + 3) = a.w;
+    dv(i) = v.x, dv(i + 1) = v.y, dv(i + 2) = v.z, dv(i + 3) = v.w;
+  }
+  return true;
+}
+
 template <class Cfg, bool kMasked, bool kSoftcap>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
 bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
@@ -1222,6 +1318,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   SharedStorage& ss = *reinterpret_cast<SharedStorage*>(smem_raw);
   const core::AttnParams& p = prm.p;
 
+  if (threadIdx.x == 0) bwd_stamp(prm, Stamp::Entry);
   // Deterministic mode with a right-bounded mask: descending key blocks (CtaBand::dq_turn).
   const bool dq_descending = kMasked && p.deterministic && p.window_right >= 0;
   const CtaCoord cc = cta_coord<Cfg, kMasked>(prm);
@@ -1239,12 +1336,24 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   const int64_t n1 = min(n0 + kBlockN, seq.k_len);
   int m_first = 0, m_last = 0;
   query_block_range(mask, n0, n1, kBlockM, &m_first, &m_last);
+  // A tail-split piece walks its share [lo, hi) of the key block's query blocks, in every query
+  // head of the group; everything below (rotation, steps) then sees just that range.
+  if (cc.piece >= 0) {
+    const int count = m_last - m_first, ways = prm.ws.split_ways;
+    m_last = m_first + (cc.piece + 1) * count / ways;
+    m_first += cc.piece * count / ways;
+  }
   const int m_count = m_last - m_first;
   const int group = p.group_size();
   const int n_steps = m_count * group;  // (query head of the group) x (query block)
   const int64_t prow_seq = padded_row_start<Cfg::kSeqRowPad>(p, b, seq.q_start);
   const int b_tma = p.varlen ? 0 : b;
   const int m_rot = cta_rotation(prm, n_block, int(seq.k_len), m_count);
+  if (threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+    bwd_stamp(prm, Stamp::Sm, (static_cast<unsigned long long>(n_steps) << 32) | sm);
+  }
   pdl_trigger();  // bwd_convert_dq may be scheduled once every CTA has started (pdl_wait there)
 
   if (threadIdx.x == 0) {
@@ -1292,6 +1401,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
           fence_proxy_async_global();
           red_add_release(prm.ws.kv_done + int64_t(c.b) * p.heads_kv + c.hk, 1);
         }
+        if (threadIdx.x == 32) bwd_stamp(prm, Stamp::DqEnd);
         return;
       }
     }
@@ -1376,10 +1486,12 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
     if constexpr (Cfg::kClusterable) {
       if (bwd_in_cluster(prm)) {
         load_steps(std::true_type{});
+        bwd_stamp(prm, Stamp::ProdEnd);
         return;
       }
     }
     load_steps(std::false_type{});
+    bwd_stamp(prm, Stamp::ProdEnd);
     return;
   }
 
@@ -1488,6 +1600,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   };
 
   if (n_steps > 0) cutlass::arch::ClusterBarrier::wait(&ss.bar_kv, 0);
+  if (tid == 0) bwd_stamp(prm, Stamp::KvIn);
 
   const CtaBand cta_band(mask, n0);
   int stage = 0, phase = 0, buf = 0;
@@ -1545,6 +1658,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       if (steps_left + 1 < n_steps) stage_dq(tdQrdQ_prev);
     }
     cutlass::arch::ClusterBarrier::wait(&ss.bar_do[stage], phase);
+    if (FA_SM90_BWD_TIMELINE && tid == 0 && steps_left + 1 == n_steps) bwd_stamp(prm, Stamp::FirstQ);
     wgmma_batch<true>(mma_sdp, tdPrV, tdPrdO(_, _, _, stage), tdPrdP);
     if constexpr (Cfg::kDqDefer == 2) {
       if (steps_left + 1 < n_steps) stage_dq(tdQrdQ_prev);
@@ -1783,12 +1897,18 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   if constexpr (Cfg::kDqDefer > 0) {
     if (n_steps > 0) stage_dq(tdQrdQ_prev);  // the last step's dQ_blk
   }
+  if (tid == 0) bwd_stamp(prm, Stamp::LoopEnd);
 
   // Epilogue: dK (times the softmax scale, which dS^T left out) and dV of the valid keys.
   Tensor tdKVc = mma_part_c(thr_dkv, make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
   T* dk = static_cast<T*>(p.dk);
   T* dv = static_cast<T*>(p.dv);
   const CtaCoord ce = cta_coord<Cfg, kMasked>(prm);  // = (n_block, hk, b), recomputed
+  // A tail-split piece adds its sums to the tile's slot; only the last one to arrive stores.
+  if (ce.piece >= 0 && !tail_reduce<Cfg>(prm, tdKrdK, tdVrdV, ce.slot, tid)) {
+    if (tid == 0) bwd_stamp(prm, Stamp::EpiEnd);
+    return;
+  }
   const int64_t n0_epi = int64_t(ce.n_block) * kBlockN;         // = n0
   const int b_e = ce.b, hk_e = ce.hk;
   const core::SeqInfo seq_e = Cfg::kGroupedOrder ? core::seq_info(p, b_e) : seq;
@@ -1861,6 +1981,7 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
       }
     }
   }
+  if (tid == 0) bwd_stamp(prm, Stamp::EpiEnd);
   if constexpr (kFusedConvert && Cfg::kDqTma && !Cfg::kDqSwapAB) {
     if (prm.fused_convert) {
       consumer_sync(int(BarrierId::DqDone), Cfg::kDqSyncThreads);
