@@ -326,13 +326,11 @@ bwd_convert_dq_follow(const core::AttnParams p, const BwdWorkspace ws, const boo
     const core::SeqInfo seq = core::seq_info(p, b);
     if (int64_t(m_block) * Cfg::kBlockM >= seq.q_len) continue;  // uniform: varlen, past the sequence
     // The key blocks of this sequence that do work (n0 < k_len), uniform over the CTA.
-    int expected = int(min((seq.k_len + Cfg::kBlockN - 1) / Cfg::kBlockN, grid_n));
-    // Tail split (non-varlen): each piece of a split tile reports on its own.
-    if (ws.split_ways > 0) {
-      const int64_t t0 = (int64_t(b) * p.heads_kv + h / group) * grid_n;
-      const int64_t split = max(int64_t(0), t0 + grid_n - max(t0, int64_t(ws.split_first)));
-      expected += int(split) * (ws.split_ways - 1);
-    }
+    // Tail split (non-varlen, so every key block does work): each piece reports on its own.
+    const int expected =
+        ws.split_ways > 0
+            ? int(tail_pair_ctas((int64_t(b) * p.heads_kv + h / group) * grid_n, grid_n, ws.split_first, ws.split_ways))
+            : int(min((seq.k_len + Cfg::kBlockN - 1) / Cfg::kBlockN, grid_n));
     if (threadIdx.x == 0 && expected > 0) {
       const int* done = ws.kv_done + int64_t(b) * p.heads_kv + h / group;
       // Backing off to 4 us between polls: every waiting CTA polls the same word, whose L2

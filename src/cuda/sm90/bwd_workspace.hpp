@@ -186,6 +186,34 @@ inline int tail_split_ways(int64_t tiles, int sms, int steps) {
   return best;
 }
 
+// The split's index arithmetic, shared by bwd_main (cta_coord, the piece's query blocks),
+// bwd_convert_dq_follow (how many CTAs report per (sequence, KV head)) and the host tests
+// (tests/cuda/test_sm90_bwd_tail_split.cu). A split launch is a 1-D grid: CTA `lin` below `first`
+// is whole tile `lin` (the 3-D grid's order: key block fastest, then KV head, then sequence);
+// above, it is piece (lin - first) % ways of tile first + (lin - first) / ways.
+struct TailCta {
+  int tile;
+  int piece;  // -1: the whole tile
+};
+FA_HD TailCta tail_cta(int lin, int first, int ways) {
+  const int t = lin - first;
+  if (t < 0) return {lin, -1};
+  return {first + t / ways, t - (t / ways) * ways};
+}
+// The query blocks [*lo, *hi) of the tile's `count` that piece `piece` of `ways` walks.
+FA_HD void tail_piece_range(int piece, int ways, int count, int* lo, int* hi) {
+  *lo = piece * count / ways;
+  *hi = (piece + 1) * count / ways;
+}
+// CTAs of a (sequence, KV head) pair whose tiles are [t0, t0 + n): one per whole tile, `ways` per
+// split tile (ways 0: no split).
+FA_HD int64_t tail_pair_ctas(int64_t t0, int64_t n, int64_t first, int ways) {
+  if (ways <= 0) return n;
+  const int64_t from = t0 > first ? t0 : first;
+  const int64_t split = t0 + n > from ? t0 + n - from : 0;
+  return n + split * (ways - 1);
+}
+
 struct BwdWorkspace {
   int64_t rows_pad = 0;
   float* dq_acc = nullptr;    // [Hq][rows_pad][head_dim] fp32 dQ accumulator (softmax scale not applied)

@@ -1119,23 +1119,20 @@ struct CtaCoord {
 // group of ~2 waves of CTAs keeps the tail short while the CTAs resident at a time still share
 // the few heads' Q, dO and dQ accumulator in L2. Every field is read through volatile asm (see
 // key_block_index), so the epilogue can call this again instead of keeping the values live.
-// Tail split: a 1-D grid whose linear index L is the tile (key block fastest, then KV head, then
-// sequence: the 3-D grid's order) below split_first, and piece (L - split_first) % ways of tile
-// split_first + (L - split_first) / ways above.
+// Tail split (BwdWorkspace::split_ways > 0): the 1-D grid's CTA index through tail_cta
+// (bwd_workspace.hpp), the tile split into (key block, KV head, sequence) as the 3-D grid has it.
 template <class Cfg, bool kMasked>
 __device__ __forceinline__ CtaCoord cta_coord(const BwdParams<Cfg>& prm) {
   if (prm.ws.split_ways > 0) {
     uint32_t x;
     asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
-    const int first = prm.ws.split_first, ways = prm.ws.split_ways, lin = int(x);
-    const int tail = lin - first;
-    const int tile = tail < 0 ? lin : first + tail / ways;
+    const TailCta t = tail_cta(int(x), prm.ws.split_first, prm.ws.split_ways);
     const int nb = int((prm.p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
-    const int pair = tile / nb;
-    CtaCoord c{tile - pair * nb, pair % prm.p.heads_kv, pair / prm.p.heads_kv};
-    if (tail >= 0) {
-      c.piece = tail - (tail / ways) * ways;
-      c.slot = tail / ways;
+    const int pair = t.tile / nb;
+    CtaCoord c{t.tile - pair * nb, pair % prm.p.heads_kv, pair / prm.p.heads_kv};
+    if (t.piece >= 0) {
+      c.piece = t.piece;
+      c.slot = t.tile - prm.ws.split_first;
     }
     return c;
   }
@@ -1339,9 +1336,10 @@ bwd_main(const __grid_constant__ BwdParams<Cfg> prm) {
   // A tail-split piece walks its share [lo, hi) of the key block's query blocks, in every query
   // head of the group; everything below (rotation, steps) then sees just that range.
   if (cc.piece >= 0) {
-    const int count = m_last - m_first, ways = prm.ws.split_ways;
-    m_last = m_first + (cc.piece + 1) * count / ways;
-    m_first += cc.piece * count / ways;
+    int lo = 0, hi = 0;
+    tail_piece_range(cc.piece, prm.ws.split_ways, m_last - m_first, &lo, &hi);
+    m_last = m_first + hi;
+    m_first += lo;
   }
   const int m_count = m_last - m_first;
   const int group = p.group_size();
