@@ -38,19 +38,18 @@ def summarise(path):
     t = (t - t0) / 1000.0  # µs from the first CTA's entry
     entry, kv_in, first_q, loop_end, epi_end, dq_end, prod_end = (t[:, i] for i in range(7))
     end = np.maximum(epi_end, dq_end)
-    s = steps
     print(f"== {path}: {len(a)} CTAs ({ok.sum()} with steps), SMs used {len(np.unique(sm[ok]))}, "
-          f"steps per CTA {np.unique(s[ok])[:6]}")
+          f"steps per CTA {np.unique(steps[ok])[:6]}")
     span = end[ok].max()
     print(f"kernel span (first entry -> last end) {span:9.1f} us")
-    per_step = (loop_end - first_q)[ok] / s[ok]  # first_q: step 0's dO wait done
+    per_step = (loop_end - first_q)[ok] / steps[ok]  # first_q: step 0's dO wait done
     print("                                  p10 /     p50 /     p90 (us)")
     print(f"entry -> K/V in                 {pct((kv_in - entry)[ok])}")
     print(f"entry -> first Q/dO in          {pct((first_q - entry)[ok])}")
     print(f"per step (first Q .. loop end)  {pct(per_step)}")
     print(f"loop end -> epilogue done       {pct((epi_end - loop_end)[ok])}")
     print(f"loop end -> dQ warp done        {pct((dq_end - loop_end)[ok])}")
-    fixed = (end - entry)[ok] - s[ok] * np.median(per_step)
+    fixed = (end - entry)[ok] - steps[ok] * np.median(per_step)
     print(f"CTA time - steps x median step   {pct(fixed)}  (fixed cost per CTA)")
     # Consecutive CTAs of one SM: the gap from one's end to the next one's entry.
     gaps, busy = [], np.zeros(int(sm.max()) + 1)
@@ -61,16 +60,16 @@ def summarise(path):
         gaps += list(entry[idx[1:]] - end[idx[:-1]])
     if gaps:
         print(f"gap end -> next entry (same SM) {pct(np.array(gaps))}  ({len(gaps)} gaps)")
-    n_sm = 132
-    print(f"SM busy fraction over the span: {busy.sum() / (n_sm * span):.4f} (132 SMs); "
+    n_sm = len(np.unique(sm[ok]))  # the SMs that ran a CTA (all of them on a grid of many waves)
+    print(f"SM busy fraction over the span: {busy.sum() / (n_sm * span):.4f} ({n_sm} SMs); "
           f"CTA entries per SM {np.bincount(sm[ok]).max()} max / {np.bincount(sm[ok])[np.bincount(sm[ok]) > 0].min()} min")
     last_ends = np.array([end[ok & (sm == m)].max() for m in np.unique(sm[ok])])
     print(f"SMs' last CTA end: p10 {np.percentile(last_ends, 10):.1f}  p50 {np.percentile(last_ends, 50):.1f}  "
           f"max {last_ends.max():.1f} us (tail = max - p50: {last_ends.max() - np.percentile(last_ends, 50):.1f} us)")
     # Tail-split pieces (fewer steps than the whole tiles): when they ran and for how long.
-    piece = ok & (s < s[ok].max())
-    if piece.any() and len(np.unique(s[ok])) <= 3:
-        print(f"pieces: {piece.sum()} CTAs, steps {np.unique(s[piece])}, duration {pct((end - entry)[piece])} us; "
+    piece = ok & (steps < steps[ok].max())
+    if piece.any() and len(np.unique(steps[ok])) <= 3:
+        print(f"pieces: {piece.sum()} CTAs, steps {np.unique(steps[piece])}, duration {pct((end - entry)[piece])} us; "
               f"first piece entry {entry[piece].min():.1f}, last piece end {end[piece].max():.1f} us")
     waves = np.sort(entry[ok])
     print(f"CTA entries: first {waves[0]:.1f}, #{n_sm}: {waves[min(n_sm, len(waves) - 1)]:.1f}, last {waves[-1]:.1f} us")

@@ -131,8 +131,9 @@ std::vector<Case> bwd_ring_cases() {
   });
 }
 
-// FA3 backward tail split (bwd_workspace.hpp): grids whose last wave is partial on a 132-SM H200, so its key blocks are walked by several CTAs that sum dK/dV
-// in the workspace. FA_SM90_BWD_TAIL_SPLIT=N in the environment forces N pieces.
+// FA3 backward tail split (bwd_workspace.hpp): grids whose last wave is partial on a 132-SM H200,
+// so its key blocks are walked by several CTAs that sum dK/dV in the workspace.
+// FA_SM90_BWD_TAIL_SPLIT=N in the environment forces N pieces.
 std::vector<Case> tail_split_cases() {
   return named({
       mk(BF16, 128, 3, 8, 8, 1000, 1100),   // 9 key blocks x 24 = 216 tiles: 84 in the tail

@@ -222,8 +222,7 @@ struct BwdWorkspace {
   int* dq_turn = nullptr;     // [Hq][rows_pad / kTurnRows] deterministic mode: next key block to add
   int* dq_arrive = nullptr;   // [Hq][rows_pad / kTurnRows] kFusedConvert: key blocks still to add
   int* kv_done = nullptr;     // [batch][Hkv] key blocks whose dQ adds are complete (convert_follows)
-  // Tail split (tail_split_ways > 1): linear CTAs >= split_first are pieces, split_ways per tile
-  // (tile split_first + (cta - split_first) / split_ways); split_ways = 0: the 3-D grid, no split.
+  // Tail split: tail_cta's `first` and `ways` of the launch; split_ways = 0: the 3-D grid, no split.
   float* dkv_part = nullptr;  // [tail tiles][2][kTailBlockN * head_dim] fp32 dK, dV sums (zeroed)
   int* dkv_count = nullptr;   // [tail tiles] pieces arrived (zeroed with dkv_part)
   int split_first = 0;

@@ -266,14 +266,14 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   // The slots are zeroed before the preprocess, which the main kernel follows (PDL).
   int64_t split_tiles = 0;
   if constexpr (Cfg::kBlockN == kTailBlockN && Cfg::kDqTma) {
+    // tail_split_reserved: eligibility and the partial wave of this grid (its tiles are ours).
+    const int64_t tail = tail_split_reserved(p);
     const bool cluster_possible = Cfg::kClusterable && bwd_cluster_env() && n_blocks % 2 == 0;
     const int64_t tiles = int64_t(n_blocks) * p.heads_kv * p.batch;
-    const int sms = sched::sm_count(p.device_id);
-    const int64_t tail = tail_tiles(tiles, sms);
-    if (tail_split_eligible(p) && !cluster_possible && fuse.block_m == 0 && m_blocks > 0 && tail > 0 &&
-        tail == tail_split_reserved(p) && tiles <= INT32_MAX / 8) {
+    if (tail > 0 && !cluster_possible && fuse.block_m == 0 && m_blocks > 0 && tiles <= INT32_MAX / 8) {
       // Pieces split a tile's query blocks (in every query head of the group): at most one each.
       const int q_blocks = int((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM);
+      const int sms = sched::sm_count(p.device_id);
       const int ways = std::min(tail_split_ways(tiles, sms, q_blocks * p.group_size()), q_blocks);
       if (ways > 1) {
         ws.split_first = int(tiles - tail);
