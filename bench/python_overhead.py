@@ -18,6 +18,9 @@ Rows, thinnest first (all forward unless named):
                             this row is what flashattn's own layers and launches add.
   sdpa / sdpa+grad / sdpa fwd+bwd   torch.nn.functional.scaled_dot_product_attention, same tensors
   torch x.add_(1)           the cheapest torch op that launches one kernel: torch's own floor
+  torch.neg(q)              a torch op that allocates its output like q and launches one kernel:
+                            the floor of any eager call that returns a new tensor through torch's
+                            allocator (flash_attn_func's minimum without its own launch costs)
   ... packed                the row above with the call's outputs packed into one allocation
                             (FLASHATTN_PACK_BYTES, here 1 MiB; the other rows: as the environment
                             says, off by default)
@@ -248,6 +251,7 @@ def main():
         ("sdpa+grad", lambda: F.scaled_dot_product_attention(qtg, ktg, vtg, is_causal=causal)),
         ("sdpa fwd+bwd", sdpa_fwd_bwd),
         ("torch x.add_(1)", lambda: one.add_(1)),
+        ("torch.neg(q)", lambda: torch.neg(q)),
         ("flash_attn_func lse packed",
          lambda: flashattn.flash_attn_func(q, k, v, causal=causal, return_attn_probs=True), PACK),
         ("flash_attn_func+grad packed", lambda: flashattn.flash_attn_func(qg, kg, vg, causal=causal), PACK),

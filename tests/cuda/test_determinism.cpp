@@ -12,6 +12,7 @@
 // generations with a deterministic mode). A kernel the build lacks is a visible skip.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -24,8 +25,19 @@
 namespace fa::cuda_test {
 namespace {
 
-constexpr int kRuns = 100;
-constexpr double kWatchdogSeconds = 10.0;
+// Under compute-sanitizer a run is 10-100x slower: FA_TEST_DET_RUNS (>= 2) and
+// FA_TEST_WATCHDOG_S let a sanitizer pass check a couple of runs per case with a longer watchdog
+// (scripts/gpu/check.sh); the suite's own numbers are the defaults.
+int det_runs() {
+  const char* e = std::getenv("FA_TEST_DET_RUNS");
+  const int n = e ? std::atoi(e) : 0;
+  return n >= 2 ? n : 100;
+}
+double watchdog_seconds() {
+  const char* e = std::getenv("FA_TEST_WATCHDOG_S");
+  const double s = e ? std::atof(e) : 0.0;
+  return s > 0.0 ? s : 10.0;
+}
 
 Case mk(const char* name, int d, int batch, int hq, int hk, int64_t nq, int64_t nk) {
   Case c;
@@ -191,7 +203,9 @@ TEST_P(CudaBwdDeterminism, BitIdentical100Runs) {
 
   TensorSet g = make_outputs(*pb, true);
   std::vector<uint8_t> first[3];
-  for (int run = 0; run < kRuns; ++run) {
+  const int runs = det_runs();
+  const double watchdog = watchdog_seconds();
+  for (int run = 0; run < runs; ++run) {
     for (auto& b : g.buffers)  // fresh poison: an element written only sometimes differs
       FA_CUDA_CHECK(cudaMemsetAsync(b->get(), 0xFF, b->bytes(), stream));
     st = run_backward_api(*pb, outs.q, lse_t, g, opt);
@@ -204,7 +218,7 @@ TEST_P(CudaBwdDeterminism, BitIdentical100Runs) {
     } else {
       ASSERT_EQ(st, FA_OK) << "run " << run << ": " << fa_last_error();
     }
-    ASSERT_TRUE(wait_with_watchdog(stream, kWatchdogSeconds,
+    ASSERT_TRUE(wait_with_watchdog(stream, watchdog,
                                    std::string("deterministic backward run ") + std::to_string(run)));
     if (run == 0) {
       EXPECT_TRUE(check_rule("dQ", gather(*pb, g.q, true), ref.dq, ref.n_dq, false, nullptr));
