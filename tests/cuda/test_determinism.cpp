@@ -141,6 +141,9 @@ std::vector<Case> cases() {
   {  // More than 32 key blocks of 128, past the first-adder store's limit outside this mode (the
      // deterministic mode always takes it: turn 0 stores, the others add), non-causal and causal.
     v.push_back(mk("d128_noncausal_k4200", 128, 1, 4, 2, 500, 4200));
+    // The same path at a size racecheck and synccheck finish: 18 key blocks taking turns on one
+    // 80-row dQ block (turn 0 stores, 17 add).
+    v.push_back(mk("d128_q80_k2300", 128, 1, 1, 1, 80, 2300));
     Case c = mk("d128_causal_long", 128, 1, 2, 1, 4200, 4200);
     c.causal = true;
     v.push_back(c);
