@@ -78,10 +78,10 @@ ABLATIONS_BWD = [
     ("fa3 bwd deterministic", "fa3", {"FA_BENCH_DETERMINISTIC": "1"}),
     ("fa3 bwd deterministic, atomics", "fa3", {"FA_BENCH_DETERMINISTIC": "1", "FA_SM90_BWD_ABLATE": "dq_atomic"}),
     ("fa3 bwd scalar pre/post passes", "fa3", {"FA_SM90_BWD_PREPOST": "scalar"}),
-    # The first adder of a dQ block stores instead of reduce-adding into a zeroed buffer; by default
-    # at d128 only for <= 32 key blocks (off at N8k), here forced on; and the in-order (unrotated)
-    # query blocks.
-    ("fa3 bwd first-adder dQ store forced", "fa3", {"FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS": "1048576"}),
+    # The first adder of a dQ block stores instead of reduce-adding into a zeroed buffer (by default
+    # at every length without a right-bounded mask since session 18), here off: the zeroing pass;
+    # and the in-order (unrotated) query blocks.
+    ("fa3 bwd no first-adder dQ store (zeroing pass)", "fa3", {"FA_SM90_BWD_DQ_STORE": "0"}),
     ("fa3 bwd in-order query blocks", "fa3", {"FA_SM90_BWD_ROTATE_M": "0"}),
     # d128 without a mask takes an 80-query tile (m64n80 wgmmas); 64 = the previous tile.
     ("fa3 bwd 64-query tile (d128 no mask)", "fa3", {"FA_SM90_BWD_D128_NC_BLOCK_M": "64"}),

@@ -95,7 +95,11 @@ constexpr int kFuseWords = kFuseMaxSteps / 32;
 // 69 / 2935 / 54 vs 39 / 2945 / 58 (-0.9%), N8k 69 / 5745 / 55 vs 39 / 5770 / 58 (0), N16k
 // 68 / 11370 / 58 vs 38 / 11420 / 57 (+0.2%). So with the rotated order (flash_bwd.cuh,
 // dq_store_first_enabled): every call at d64, up to 32 key blocks above d64; 16 otherwise (causal
-// was not re-measured).
+// was not re-measured). Sessions 16-18 (sustained clocks, with the 80-query d128 tile; session
+// 18 also with the tail split), d128 non-causal N8k, store at every length vs the 32-block limit:
+// 573 vs 571 (session 16 ablation), 558 568 vs 568 563 and N16k 578 578 vs 572 577 (session 17),
+// 564 564 564 vs 560 563 558 (session 18, alternated pairs): never slower beyond the spread, and
+// it skips the zeroing pass, so the rotated order takes the store at every length and head dim.
 #ifndef FA_SM90_BWD_DQ_STORE
 #define FA_SM90_BWD_DQ_STORE 1
 #endif

@@ -105,19 +105,19 @@ inline int fuse_max_steps() {
 
 // Whether the first adder stores each dQ block (FA_SM90_BWD_DQ_STORE, bwd_workspace.hpp) in a
 // call with n_blocks key blocks per sequence: on, and n_blocks <= FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS
-// (why a limit: bwd_workspace.hpp), raised with the rotated query order (rotated) to every call at
-// d64 and 32 blocks above (measured: bwd_workspace.hpp). The build's defaults, or the environment
+// (why a limit: bwd_workspace.hpp), lifted with the rotated query order (rotated): every call
+// (measured: bwd_workspace.hpp). The build's defaults, or the environment
 // variables of those names (DQ_STORE 0 / 1; MAX_NBLOCKS, which then holds for every call: 1048576
 // = always). The deterministic mode takes it at every length: its turns already make each adder
 // wait for the one before, and turn 0 is the store, so there is no extra wait to limit
 // (session 16: the 32 us zeroing pass was 1.2% of a deterministic d128 N4k call).
-inline bool dq_store_first_enabled(int n_blocks, int head_dim, bool rotated, bool deterministic) {
+inline bool dq_store_first_enabled(int n_blocks, bool rotated, bool deterministic) {
   static const bool on = env_int("FA_SM90_BWD_DQ_STORE", FA_SM90_BWD_DQ_STORE) != 0;
   static const int env_max = env_int("FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS", -1);
   if (!on) return false;
   if (env_max >= 0) return n_blocks <= env_max;
-  if (deterministic || (rotated && head_dim <= 64)) return true;
-  return n_blocks <= (rotated ? std::max(FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS, 32) : FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS);
+  if (deterministic || rotated) return true;
+  return n_blocks <= FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS;
 }
 
 // Rotated query-block order per key block (BwdParams::rotate_m): FA_SM90_BWD_ROTATE_M, the
@@ -260,7 +260,7 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
   // query block (no right bound: non-causal, or a left-only window; a right bound staggers the
   // key blocks' ranges already), never in the deterministic mode.
   const bool rotated = rotate_m_enabled() && !p.deterministic && (!kMasked || p.window_right < 0);
-  const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks, kHeadDim, rotated, p.deterministic);
+  const bool store_first = Cfg::kDqTma && dq_store_first_enabled(n_blocks, rotated, p.deterministic);
   // Tail split (bwd_workspace.hpp): pieces for the key blocks of the grid's partial last wave.
   // Not with clusters (pairs walk the same query blocks) nor the fused conversion (per-step bits).
   // The slots are zeroed before the preprocess, which the main kernel follows (PDL).
