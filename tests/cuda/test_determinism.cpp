@@ -12,7 +12,6 @@
 // generations with a deterministic mode). A kernel the build lacks is a visible skip.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -20,23 +19,22 @@
 #include <tuple>
 #include <vector>
 
+#include "cuda/common/env.hpp"
 #include "harness.hpp"
 
 namespace fa::cuda_test {
 namespace {
 
 // Under compute-sanitizer a run is 10-100x slower: FA_TEST_DET_RUNS (>= 2) and
-// FA_TEST_WATCHDOG_S let a sanitizer pass check a couple of runs per case with a longer watchdog
-// (scripts/gpu/check.sh); the suite's own numbers are the defaults.
+// FA_TEST_WATCHDOG_S (seconds) let a sanitizer pass check a couple of runs per case with a longer
+// watchdog; unset, the suite's own numbers.
 int det_runs() {
-  const char* e = std::getenv("FA_TEST_DET_RUNS");
-  const int n = e ? std::atoi(e) : 0;
+  const int n = cuda::env_int("FA_TEST_DET_RUNS", 100);
   return n >= 2 ? n : 100;
 }
 double watchdog_seconds() {
-  const char* e = std::getenv("FA_TEST_WATCHDOG_S");
-  const double s = e ? std::atof(e) : 0.0;
-  return s > 0.0 ? s : 10.0;
+  const int s = cuda::env_int("FA_TEST_WATCHDOG_S", 10);
+  return s > 0 ? s : 10;
 }
 
 Case mk(const char* name, int d, int batch, int hq, int hk, int64_t nq, int64_t nk) {

@@ -1,8 +1,7 @@
 // Host launcher of the sm90a FlashAttention-3 backward (family "bwd", arch sm90, algo FA3):
 //   1. bwd_preprocess   D = rowsum(dO * O), LSE*log2e, dQ accumulator and turn counters zeroed
 //                       (not the accumulator where the first adder stores, FA_SM90_BWD_DQ_STORE:
-//                       d <= 128, at most FA_SM90_BWD_DQ_STORE_MAX_NBLOCKS key blocks; see
-//                       bwd_workspace.hpp)
+//                       d <= 128, dq_store_first_enabled; see bwd_workspace.hpp)
 //   2. bwd_main         dK, dV (written directly) and dQ (fp32, into the workspace); see
 //                       flash_bwd_kernel.cuh
 //   3. bwd_convert_dq   dQ = scale * dq_acc in the output dtype (not launched when the main
