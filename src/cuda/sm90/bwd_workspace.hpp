@@ -93,9 +93,9 @@ constexpr int kFuseWords = kFuseMaxSteps / 32;
 // (preprocess / main / conversion): d64 N4k 72 / 3640 / 56 vs 38 / 3610 / 59 us, N8k 72 / 7120 / 56
 // vs 38 / 7040 / 57, N16k 71 / 14060 / 56 vs 39 / 13890 / 58 (-1.4..-1.6% in all); d128 N4k
 // 69 / 2935 / 54 vs 39 / 2945 / 58 (-0.9%), N8k 69 / 5745 / 55 vs 39 / 5770 / 58 (0), N16k
-// 68 / 11370 / 58 vs 38 / 11420 / 57 (+0.2%). So with the rotated order (flash_bwd.cuh,
-// dq_store_first_enabled): every call at d64, up to 32 key blocks above d64; 16 otherwise (causal
-// was not re-measured). Sessions 16-18 (sustained clocks, with the 80-query d128 tile; session
+// 68 / 11370 / 58 vs 38 / 11420 / 57 (+0.2%). So from session 12 to 17, with the rotated order:
+// every call at d64, up to 32 key blocks above d64; 16 otherwise (causal was not re-measured,
+// and masked calls keep 16). Sessions 16-18 (sustained clocks, with the 80-query d128 tile; session
 // 18 also with the tail split), d128 non-causal N8k, store at every length vs the 32-block limit:
 // 573 vs 571 (session 16 ablation), 558 568 vs 568 563 and N16k 578 578 vs 572 577 (session 17),
 // 564 564 564 vs 560 563 558 (session 18, alternated pairs): never slower beyond the spread, and
