@@ -47,6 +47,9 @@ Two numbers per row (same definitions as bench/host_overhead.cpp, fa_host_overhe
   host us  CPU time to issue one call: batches of --batch calls with no synchronisation inside
            (timed), the stream drained between batches (not timed); the median batch.
   wall us  --iters calls back to back and one synchronisation, divided by --iters.
+The last lines say how the extension read torch tensors: "shim" (torch's stable C shim, one
+attribute read per tensor; the CUDA stream from the shim too) or "attr: why" (six attribute reads
+per tensor and a pybind11 call for the stream; FLASHATTN_TENSOR_READ=attr).
 "over raw" is host us minus the host us of a raw empty-kernel launch (<<<1,32>>>, one
 cudaLaunchKernel) measured by fa_host_overhead; pass --host-bench PATH/TO/fa_host_overhead (its own
 table is printed first) or --raw-us X. The issue's goal: flash_attn_func's "over raw" <= 5 us.
@@ -285,6 +288,7 @@ def main():
                 _C.torch_pack_bytes(previous)
         over = f"{host - raw:+9.2f}" if raw is not None else f"{'-':>9s}"
         print(f"{name:{w}s} {host:9.2f} {wall:9.2f} {over}")
+    print(f"tensor read: {_C.torch_tensor_read()}")
     if raw is None:
         print("over raw: not computed (pass --host-bench PATH/TO/fa_host_overhead or --raw-us X)")
     else:

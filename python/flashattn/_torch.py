@@ -72,6 +72,23 @@ _C.torch_setup(_FA_DTYPE, _raw_stream, torch.get_num_threads, Tensor, torch.empt
                torch.contiguous_format, torch.uint8, torch.float32, _grad_enabled, _BLOCKERS,
                torch.autograd.forward_ad)
 
+# Tensor reads through torch's stable C shim (see flashattn_ext.cpp, AtenShim): on only if it
+# reads these probes (views with offsets and strides, each dtype class) exactly as the attribute
+# path does. FLASHATTN_TENSOR_READ=attr keeps the attribute path (A/B measurements).
+def _setup_tensor_read():
+    if os.environ.get("FLASHATTN_TENSOR_READ", "") == "attr":
+        return "attr: FLASHATTN_TENSOR_READ=attr"
+    probes = [torch.empty(2, 3, 4, dtype=torch.bfloat16)[:, 1:, ::2], torch.empty(5),
+              torch.empty(3, 2, dtype=torch.int32).t(), torch.empty(1, 4, 1, 8, dtype=torch.float16)[..., 3:]]
+    to_handles = getattr(getattr(torch._C, "_aoti", None), "unsafe_alloc_void_ptrs_from_tensors", None)
+    try:
+        return _C.torch_setup_shim(probes, to_handles, os.path.join(os.path.dirname(torch.__file__), "lib"))
+    except Exception as e:  # pragma: no cover - a torch whose shim misbehaves: attribute reads
+        return f"attr: {type(e).__name__}: {e}"
+
+
+TENSOR_READ = _setup_tensor_read()
+
 # Bound once: a module attribute lookup per call is a measurable share of a small call.
 _c_fwd = _C.torch_fwd
 _c_bwd = _C.torch_bwd

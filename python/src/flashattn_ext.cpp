@@ -9,15 +9,16 @@
 //
 // Two ways in: the DLPack functions (forward, backward, ...) serve any array library; the torch_*
 // functions serve the torch layer's hot path and read each torch tensor's dtype, device,
-// data_ptr, shape and stride() through the C API. Exporting a torch tensor through DLPack
-// allocates a capsule and a managed tensor per argument, several microseconds per call at small
-// shapes; the attribute reads cost a fraction of that, and doing them here rather than in Python
-// saves the interpreter's share. For the same reason one torch_* call does all of an eager call's
+// data_ptr, shape and strides here: through torch's stable C shim where it checks out (AtenShim),
+// else through the tensor's Python attributes. Exporting a torch tensor through DLPack allocates a
+// capsule and a managed tensor per argument, several microseconds per call at small shapes; the
+// reads cost a fraction of that, and doing them here rather than in Python saves the
+// interpreter's share. For the same reason one torch_* call does all of an eager call's
 // host work: it decides whether the call may bypass autograd and the custom ops, makes the
 // flash_attn contiguity copies, allocates the outputs and any workspace by calling torch's own
 // allocation functions (torch's allocator, so CUDA-graph capture works), and runs. No torch
-// header or library is used: torch_setup hands over the few torch objects needed, so one wheel
-// still serves every torch.
+// header or library is linked: torch_setup hands over the few torch objects needed, and the shim's
+// C functions are looked up at run time, so one wheel still serves every torch.
 #include <flashattn/flashattn.h>
 
 #include <nanobind/nanobind.h>
@@ -25,11 +26,16 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nb = nanobind;
 
@@ -510,7 +516,7 @@ std::string str_of(PyObject* o) {
 // A torch tensor -> fa_tensor, read through its Python attributes (no DLPack capsule). Errors for
 // what the C ABI has no code for (dtype, device kind) are raised here, naming the argument; the
 // rest is left to the library's validation, as in to_fa.
-fa_tensor torch_tensor(nb::handle h, const char* name) {
+fa_tensor torch_tensor_attr(nb::handle h, const char* name) {
   const TorchGlue& g = ready_glue();
   PyObject* t = h.ptr();
   fa_tensor r{};
@@ -554,6 +560,210 @@ fa_tensor torch_tensor(nb::handle h, const char* name) {
   return r;
 }
 
+// ---- tensor reads through torch's stable C shim (optional, verified at import) ----
+// Reading a tensor through its Python attributes is six Python calls (dtype, is_cuda,
+// get_device(), data_ptr(), shape, stride()), and three tensors' worth is the largest share of a
+// small eager call's host time after the launch and the allocation. torch exports a C ABI meant
+// to stay stable across versions (the aoti_torch_* functions of torch/csrc/inductor/aoti_torch/
+// c/shim.h, what AOTInductor's compiled models and stable-ABI extensions call); given a handle,
+// each read is a plain C call. The handle is an at::Tensor*, and at::Tensor is one pointer to its
+// TensorImpl, which `tensor._cdata` gives: one attribute read per tensor instead of six. The
+// functions are looked up at run time in the already-loaded libtorch (no header, no link: one
+// wheel still serves every torch), and the whole path is used only if it passes
+// torch_setup_shim's checks on probe tensors in this process; otherwise, or with
+// FLASHATTN_TENSOR_READ=attr, the attribute path below serves every tensor. Only exact
+// torch.Tensor objects take it (subclasses may have no storage or override anything).
+struct AtenShim {
+  using Handle = void*;
+  using Err = int32_t;
+  Err (*get_data_ptr)(Handle, void**) = nullptr;
+  Err (*get_sizes)(Handle, int64_t**) = nullptr;
+  Err (*get_strides)(Handle, int64_t**) = nullptr;
+  Err (*get_dim)(Handle, int64_t*) = nullptr;
+  Err (*get_dtype)(Handle, int32_t*) = nullptr;
+  Err (*get_device_type)(Handle, int32_t*) = nullptr;
+  Err (*get_device_index)(Handle, int32_t*) = nullptr;
+  Err (*delete_tensor)(Handle) = nullptr;
+  // torch's current stream on a CUDA device (libtorch_cuda), in place of the pybind11 call
+  // torch._C._cuda_getCurrentRawStream; checked against that call on the first CUDA call
+  // (cuda_stream_checked), since checking at import would initialise CUDA.
+  Err (*cuda_stream)(int32_t, void**) = nullptr;
+  bool cuda_stream_checked = false;
+  // torch's dtype code -> fa_dtype (-1: not one flashattn takes), for codes below kCodes.
+  static constexpr int kCodes = 64;
+  int fa_dtype_of[kCodes];
+  int32_t device_cpu = -1, device_cuda = -1;
+  PyObject* s_cdata = nullptr;
+  bool on = false;
+  std::string why_off = "not set up (torch_setup_shim was not called)";
+};
+
+AtenShim& shim() {
+  static AtenShim s;
+  return s;
+}
+
+// The TensorImpl* of an exact torch.Tensor (nullptr after a Python error).
+void* tensor_impl(PyObject* t) {
+  nb::object cd = get_attr(t, shim().s_cdata);
+  void* p = PyLong_AsVoidPtr(cd.ptr());
+  if (!p && PyErr_Occurred()) throw nb::python_error();
+  return p;
+}
+
+// Reads t through the shim. False (r untouched in meaning) when the shim is off, t is not an
+// exact torch.Tensor, or t is something the attribute path must report (dtype, device kind, rank):
+// that path then reads it again and raises the usual error.
+// shim_read without the on/type checks: torch_setup_shim's probes use it before the shim is on.
+bool shim_read_any(PyObject* t, fa_tensor& r) {
+  const AtenShim& s = shim();
+  void* impl = tensor_impl(t);
+  if (!impl) return false;
+  void* tensor = impl;  // an at::Tensor: one pointer to its TensorImpl (checked at set-up)
+  AtenShim::Handle h = &tensor;
+  int32_t dt = -1, devtype = -1, devindex = -1;
+  int64_t dim = 0;
+  int64_t *sizes = nullptr, *strides = nullptr;
+  void* data = nullptr;
+  if (s.get_dtype(h, &dt) || dt < 0 || dt >= AtenShim::kCodes || s.fa_dtype_of[dt] < 0) return false;
+  if (s.get_device_type(h, &devtype) || (devtype != s.device_cuda && devtype != s.device_cpu)) return false;
+  if (devtype == s.device_cuda && s.get_device_index(h, &devindex)) return false;
+  if (s.get_dim(h, &dim) || dim < 1 || dim > FA_MAX_RANK) return false;
+  if (s.get_sizes(h, &sizes) || s.get_strides(h, &strides) || s.get_data_ptr(h, &data)) return false;
+  r = fa_tensor{};
+  r.dtype = fa_dtype(s.fa_dtype_of[dt]);
+  if (devtype == s.device_cuda) {
+    r.device = FA_DEVICE_CUDA;
+    r.device_id = int(devindex);
+  } else {
+    r.device = FA_DEVICE_CPU;
+  }
+  r.data = data;
+  r.rank = int(dim);
+  for (int i = 0; i < r.rank; ++i) {
+    r.shape[i] = sizes[i];
+    r.strides[i] = strides[i];
+  }
+  return true;
+}
+
+bool shim_read(PyObject* t, fa_tensor& r) {
+  return shim().on && Py_TYPE(t) == reinterpret_cast<PyTypeObject*>(glue().tensor_type) && shim_read_any(t, r);
+}
+
+fa_tensor torch_tensor_attr(nb::handle h, const char* name);
+
+// Looks up the shim in the loaded libtorch (lib_dir: torch's lib folder, for when its symbols are
+// not global) and turns it on if it reads every probe exactly as the attribute path does.
+// to_handles: torch._C._aoti.unsafe_alloc_void_ptrs_from_tensors, which gives torch's own
+// at::Tensor* for each tensor: its first word must be that tensor's _cdata, or the one-pointer
+// handle built from _cdata would be wrong. Returns "shim" or why not.
+std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::string& lib_dir) {
+  AtenShim& s = shim();
+  if (s.on) return "shim";
+  s.why_off.clear();
+  // RTLD_NOLOAD: only a library torch has already loaded, never a second copy; kept open, as
+  // torch keeps it loaded anyway.
+  void* libs[2] = {};
+  auto find_in = [&](int which, const char* n) -> void* {
+    if (void* p = dlsym(RTLD_DEFAULT, n)) return p;
+    const char* file = which == 0 ? "/libtorch_cpu.so" : "/libtorch_cuda.so";
+    if (!libs[which] && !lib_dir.empty()) libs[which] = dlopen((lib_dir + file).c_str(), RTLD_NOLOAD | RTLD_LAZY);
+    return libs[which] ? dlsym(libs[which], n) : nullptr;
+  };
+  auto find = [&](const char* n) { return find_in(0, n); };
+  auto sym = [&](const char* n) -> void* {
+    void* p = find(n);
+    if (!p && s.why_off.empty()) s.why_off = std::string("libtorch has no ") + n;
+    return p;
+  };
+  using Code = int32_t (*)();
+  s.get_data_ptr = reinterpret_cast<decltype(s.get_data_ptr)>(sym("aoti_torch_get_data_ptr"));
+  s.get_sizes = reinterpret_cast<decltype(s.get_sizes)>(sym("aoti_torch_get_sizes"));
+  s.get_strides = reinterpret_cast<decltype(s.get_strides)>(sym("aoti_torch_get_strides"));
+  s.get_dim = reinterpret_cast<decltype(s.get_dim)>(sym("aoti_torch_get_dim"));
+  s.get_dtype = reinterpret_cast<decltype(s.get_dtype)>(sym("aoti_torch_get_dtype"));
+  s.get_device_type = reinterpret_cast<decltype(s.get_device_type)>(sym("aoti_torch_get_device_type"));
+  s.get_device_index = reinterpret_cast<decltype(s.get_device_index)>(sym("aoti_torch_get_device_index"));
+  s.delete_tensor = reinterpret_cast<decltype(s.delete_tensor)>(sym("aoti_torch_delete_tensor_object"));
+  // Absent from a CPU-only torch: the stream then comes from the Python call.
+  s.cuda_stream = reinterpret_cast<decltype(s.cuda_stream)>(
+      find_in(1, "aoti_torch_get_current_cuda_stream"));
+  const std::pair<const char*, int> dtypes[] = {{"aoti_torch_dtype_float32", FA_DTYPE_FLOAT32},
+                                                {"aoti_torch_dtype_float16", FA_DTYPE_FLOAT16},
+                                                {"aoti_torch_dtype_bfloat16", FA_DTYPE_BFLOAT16},
+                                                {"aoti_torch_dtype_float8_e4m3fn", FA_DTYPE_FLOAT8_E4M3},
+                                                {"aoti_torch_dtype_int32", FA_DTYPE_INT32}};
+  std::fill(std::begin(s.fa_dtype_of), std::end(s.fa_dtype_of), -1);
+  for (const auto& [n, code] : dtypes)
+    if (auto f = reinterpret_cast<Code>(find(n))) {  // a dtype this torch lacks stays unmapped
+      const int32_t c = f();
+      if (c >= 0 && c < AtenShim::kCodes) s.fa_dtype_of[c] = code;
+    }
+  auto cpu = reinterpret_cast<Code>(sym("aoti_torch_device_type_cpu"));
+  auto cuda = reinterpret_cast<Code>(sym("aoti_torch_device_type_cuda"));
+  if (!s.why_off.empty()) return s.why_off;
+  s.device_cpu = cpu();
+  s.device_cuda = cuda();
+  s.s_cdata = PyUnicode_InternFromString("_cdata");
+  if (to_handles.is_none()) return s.why_off = "torch has no _C._aoti.unsafe_alloc_void_ptrs_from_tensors";
+
+  nb::object handles = checked(PyObject_CallOneArg(to_handles.ptr(), probes.ptr()));
+  const Py_ssize_t n = PyList_Size(probes.ptr());
+  if (!PyList_Check(handles.ptr()) || PyList_Size(handles.ptr()) != n) return s.why_off = "unexpected handle list";
+  // Every handle is freed, whatever the checks find or throw.
+  struct Owned {
+    std::vector<void*> p;
+    AtenShim::Err (*del)(AtenShim::Handle);
+    ~Owned() {
+      for (void* h : p)
+        if (h) del(h);
+    }
+  } owned_handles{{}, s.delete_tensor};
+  std::vector<void*>& owned = owned_handles.p;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* cap = PyList_GET_ITEM(handles.ptr(), i);
+    void* p = PyCapsule_CheckExact(cap) ? PyCapsule_GetPointer(cap, PyCapsule_GetName(cap)) : nullptr;
+    if (!p) {
+      PyErr_Clear();
+      s.why_off = "a handle is not a capsule";
+    }
+    owned.push_back(p);
+  }
+  for (Py_ssize_t i = 0; i < n && s.why_off.empty(); ++i) {
+    PyObject* t = PyList_GET_ITEM(probes.ptr(), i);
+    if (*static_cast<void**>(owned[size_t(i)]) != tensor_impl(t)) {
+      s.why_off = "tensor._cdata is not the first word of torch's at::Tensor";
+      break;
+    }
+    fa_tensor a{}, b{};
+    const bool read = shim_read_any(t, a);
+    b = torch_tensor_attr(t, "probe");
+    bool same = read && a.dtype == b.dtype && a.device == b.device && a.device_id == b.device_id &&
+                a.data == b.data && a.rank == b.rank;
+    for (int d = 0; same && d < a.rank; ++d) same = a.shape[d] == b.shape[d] && a.strides[d] == b.strides[d];
+    if (!same) s.why_off = "the shim read a probe differently from its attributes";
+  }
+  if (!s.why_off.empty()) return s.why_off;
+  s.on = true;
+  return "shim";
+}
+
+// "shim" or why the attribute path reads tensors (bench/python_overhead.py prints it).
+std::string torch_tensor_read() {
+  const AtenShim& s = shim();
+  if (!s.on) return "attr: " + s.why_off;
+  return std::string("shim; stream ") +
+         (!s.cuda_stream ? "from Python" : s.cuda_stream_checked ? "from the shim" : "not yet checked");
+}
+
+// A torch tensor -> fa_tensor: through the shim where it is on, else through the attributes.
+fa_tensor torch_tensor(nb::handle h, const char* name) {
+  fa_tensor r;
+  if (shim_read(h.ptr(), r)) return r;
+  return torch_tensor_attr(h, name);
+}
+
 // torch's is_contiguous(), from the descriptor: size-1 dimensions' strides do not count, an
 // empty tensor is contiguous.
 bool contiguous(const fa_tensor& t) {
@@ -590,10 +800,21 @@ struct Input {
 void torch_exec(const fa_tensor& q, fa_options* o) {
   const TorchGlue& g = glue();
   if (q.device == FA_DEVICE_CUDA) {
+    AtenShim& sh = shim();
+    void* fast = nullptr;
+    const bool use_shim = sh.on && sh.cuda_stream && !sh.cuda_stream(q.device_id, &fast);
+    if (use_shim && sh.cuda_stream_checked) {
+      o->stream = fast;
+      return;
+    }
     nb::object dev = nb::int_(q.device_id);
     nb::object s = checked(PyObject_CallOneArg(g.raw_stream, dev.ptr()));
     o->stream = reinterpret_cast<void*>(uintptr_t(PyLong_AsUnsignedLongLong(s.ptr())));
     if (PyErr_Occurred()) throw nb::python_error();
+    if (use_shim) {  // the first CUDA call: keep the shim's stream query only if it agrees
+      sh.cuda_stream_checked = fast == o->stream;
+      if (!sh.cuda_stream_checked) sh.cuda_stream = nullptr;
+    }
   } else {
     nb::object n = checked(PyObject_CallNoArgs(g.num_threads));
     o->num_threads = int(as_i64(n.ptr()));
@@ -629,6 +850,12 @@ PyObject* template_of(const fa_tensor& like, int which) {
 }
 
 uintptr_t data_ptr(const nb::object& t) {
+  const AtenShim& s = shim();
+  if (s.on && Py_TYPE(t.ptr()) == reinterpret_cast<PyTypeObject*>(glue().tensor_type)) {
+    void* tensor = tensor_impl(t.ptr());
+    void* data = nullptr;
+    if (tensor && !s.get_data_ptr(&tensor, &data)) return reinterpret_cast<uintptr_t>(data);
+  }
   nb::object p = call_method(t.ptr(), glue().s_data_ptr);
   const uintptr_t r = uintptr_t(PyLong_AsUnsignedLongLong(p.ptr()));
   if (PyErr_Occurred()) throw nb::python_error();
@@ -1132,6 +1359,8 @@ NB_MODULE(_C, m) {
         nb::arg("window_left"), nb::arg("window_right"), nb::arg("scaling"), nb::arg("incoherent").none(),
         nb::arg("seed"));
   m.def("torch_setup", &torch_setup);
+  m.def("torch_setup_shim", &torch_setup_shim, nb::arg("probes"), nb::arg("to_handles").none(), nb::arg("lib_dir"));
+  m.def("torch_tensor_read", &torch_tensor_read);
   // Option objects pass as given (softmax_scale may be None); the macro names them and lets None through.
 #define FA_TORCH_OPTION_NB_ARGS                                                                       \
   nb::arg("softmax_scale").none(), nb::arg("causal").none(), nb::arg("window_left"), nb::arg("window_right"), \

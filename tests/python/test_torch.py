@@ -3,6 +3,8 @@
 Skips (visibly) where torch is not installed; the GPU half lives in test_torch_cuda.py.
 """
 
+import os
+
 import numpy as np
 import pytest
 from reference import attention_ref, attention_ref_backward, check_close, varlen_ref
@@ -71,6 +73,80 @@ def test_transposed_views_are_not_copied_and_give_the_same_result():
     qt, kt, vt = (x.transpose(1, 2).contiguous().transpose(1, 2) for x in (q, k, v))
     assert not qt.is_contiguous()
     torch.testing.assert_close(flashattn.flash_attn_func(qt, kt, vt), flashattn.flash_attn_func(q, k, v))
+
+
+def test_views_with_storage_offsets_read_exactly():
+    # Slices into a larger buffer: data pointers past the storage's start, strides of the buffer.
+    # Whichever way the extension reads tensors (TENSOR_READ), out must equal the contiguous call's.
+    g = torch.Generator().manual_seed(1)
+    buf = torch.randn(3, 30, 5, 40, generator=g)
+    q, k, v = buf[1:, 3:22, 1:5, :32], buf[1:, 2:25, 2:4, 4:36], buf[:2, 5:28, 3:5, 8:40]
+    assert q.storage_offset() > 0 and not q.is_contiguous()
+    out, lse, _ = flashattn.flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
+    ref, ref_lse, _ = flashattn.flash_attn_func(q.contiguous(), k.contiguous(), v.contiguous(), causal=True,
+                                                return_attn_probs=True)
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)
+    torch.testing.assert_close(lse, ref_lse, rtol=0, atol=0)
+
+
+def test_tensor_read_shim_is_on_where_torch_has_it():
+    # The aoti shim path must pass its import-time probes on a torch that has the shim; otherwise a
+    # silent fallback would hide a broken fast path. FLASHATTN_TENSOR_READ=attr turns it off.
+    from flashattn import _torch
+    if os.environ.get("FLASHATTN_TENSOR_READ") == "attr":
+        assert _torch.TENSOR_READ.startswith("attr")
+    elif not hasattr(getattr(torch._C, "_aoti", None), "unsafe_alloc_void_ptrs_from_tensors"):
+        pytest.skip("this torch has no torch._C._aoti.unsafe_alloc_void_ptrs_from_tensors")
+    else:
+        assert _torch.TENSOR_READ == "shim", _torch.TENSOR_READ
+        assert flashattn._C.torch_tensor_read().startswith("shim")
+
+
+def test_tensor_read_paths_agree():
+    # The same calls in a process that reads tensors through their attributes: bit-identical.
+    code = (
+        "import torch, flashattn\n"
+        "from flashattn import _torch\n"
+        "assert _torch.TENSOR_READ.startswith('attr'), _torch.TENSOR_READ\n"
+        "g = torch.Generator().manual_seed(1)\n"
+        "buf = torch.randn(3, 30, 5, 40, generator=g)\n"
+        "q, k, v = buf[1:, 3:22, 1:5, :32], buf[1:, 2:25, 2:4, 4:36], buf[:2, 5:28, 3:5, 8:40]\n"
+        "torch.save(flashattn.flash_attn_func(q, k, v, causal=True), OUT)\n"
+    )
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "out.pt")
+        env = dict(os.environ, FLASHATTN_TENSOR_READ="attr")
+        subprocess.run([sys.executable, "-c", code.replace("OUT", repr(path))], env=env, check=True)
+        other = torch.load(path)
+    g = torch.Generator().manual_seed(1)
+    buf = torch.randn(3, 30, 5, 40, generator=g)
+    q, k, v = buf[1:, 3:22, 1:5, :32], buf[1:, 2:25, 2:4, 4:36], buf[:2, 5:28, 3:5, 8:40]
+    torch.testing.assert_close(flashattn.flash_attn_func(q, k, v, causal=True), other, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kwargs", [dict(dropout_p=0), dict(dropout_p=np.float64(0.0)), dict(window_size=[5, 1]),
+                                    dict(window_size=(np.int64(5), 1)), dict(causal=1, softcap=2)])
+def test_argument_forms_give_the_same_result(kwargs):
+    # flash_attn's callers pass ints for floats, numpy scalars, lists for the window: same results.
+    q, k, v = _qkv(requires_grad=False)
+    plain = {key: (tuple(int(x) for x in val) if key == "window_size" else
+                   float(val) if key in ("dropout_p", "softcap") else bool(val) if key == "causal" else val)
+             for key, val in kwargs.items()}
+    got, lse, _ = flashattn.flash_attn_func(q, k, v, return_attn_probs=True, **kwargs)
+    ref, ref_lse, _ = flashattn.flash_attn_func(q, k, v, return_attn_probs=True, **plain)
+    torch.testing.assert_close(got, ref, rtol=0, atol=0)
+    torch.testing.assert_close(lse, ref_lse, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("window,match", [((1.5, 0), "window_size must hold ints"), ((1, 2, 3), "must be a pair"),
+                                          (5, "must be a pair")])
+def test_bad_window_is_refused(window, match):
+    q, k, v = _qkv(requires_grad=False)
+    with pytest.raises(ValueError, match=match):
+        flashattn.flash_attn_func(q, k, v, window_size=window)
 
 
 def test_dropout_is_refused():

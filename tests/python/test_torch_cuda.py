@@ -276,6 +276,41 @@ def test_runs_on_the_current_stream():
     torch.testing.assert_close(out, flashattn.flash_attn_func(q, k, v, causal=True), rtol=0, atol=0)
 
 
+def test_side_stream_work_is_ordered_before_the_call():
+    # q is written on a side stream behind ~tens of ms of spinning; a call on that stream must see
+    # the write. Launched on any other stream (torch's streams do not wait on the legacy default
+    # stream) it would read q's old zeros. Covers both ways of asking torch for the stream.
+    torch.manual_seed(10)
+    q, k, v = (torch.randn(2, 512, 4, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    want = flashattn.flash_attn_func(q, k, v)
+    q2 = torch.zeros_like(q)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(100_000_000)
+        q2.copy_(q)
+        got = flashattn.flash_attn_func(q2, k, v)
+    side.synchronize()
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_tensor_read_and_stream_through_the_shim():
+    from flashattn import _torch
+    q = torch.randn(1, 16, 2, 64, device="cuda", dtype=torch.float16)
+    flashattn.flash_attn_func(q, q, q)
+    read = flashattn._C.torch_tensor_read()
+    if not _torch.TENSOR_READ.startswith("shim"):
+        pytest.skip(f"tensor reads through attributes here: {read}")
+    # After a CUDA call the shim's stream query has been checked against torch's: it either agreed
+    # (used from then on) or was dropped, which on a torch that has it means a broken shim.
+    assert read in ("shim; stream from the shim", "shim; stream from Python"), read
+    import ctypes
+    import os
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so")
+    if os.path.exists(lib) and hasattr(ctypes.CDLL(lib), "aoti_torch_get_current_cuda_stream"):
+        assert read == "shim; stream from the shim", read
+
+
 def test_attention_with_cupy_and_jax_arrays():
     cupy = pytest.importorskip("cupy", reason="cupy is not installed")
     torch.manual_seed(9)
