@@ -611,9 +611,6 @@ void* tensor_impl(PyObject* t) {
   return p;
 }
 
-// Reads t through the shim. False (r untouched in meaning) when the shim is off, t is not an
-// exact torch.Tensor, or t is something the attribute path must report (dtype, device kind, rank):
-// that path then reads it again and raises the usual error.
 // shim_read without the on/type checks: torch_setup_shim's probes use it before the shim is on.
 bool shim_read_any(PyObject* t, fa_tensor& r) {
   const AtenShim& s = shim();
@@ -647,6 +644,9 @@ bool shim_read_any(PyObject* t, fa_tensor& r) {
   return true;
 }
 
+// Reads t through the shim. False (r untouched in meaning) when the shim is off, t is not an
+// exact torch.Tensor, or t is something the attribute path must report (dtype, device kind, rank):
+// that path then reads it again and raises the usual error.
 bool shim_read(PyObject* t, fa_tensor& r) {
   return shim().on && Py_TYPE(t) == reinterpret_cast<PyTypeObject*>(glue().tensor_type) && shim_read_any(t, r);
 }

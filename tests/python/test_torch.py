@@ -75,12 +75,22 @@ def test_transposed_views_are_not_copied_and_give_the_same_result():
     torch.testing.assert_close(flashattn.flash_attn_func(qt, kt, vt), flashattn.flash_attn_func(q, k, v))
 
 
+# Slices into a larger buffer: data pointers past the storage's start, strides of the buffer.
+# Kept as source so a subprocess builds the same tensors.
+_OFFSET_VIEWS = ("g = torch.Generator().manual_seed(1)\n"
+                 "buf = torch.randn(3, 30, 5, 40, generator=g)\n"
+                 "q, k, v = buf[1:, 3:22, 1:5, :32], buf[1:, 2:25, 2:4, 4:36], buf[:2, 5:28, 3:5, 8:40]\n")
+
+
+def _offset_views():
+    ns = {"torch": torch}
+    exec(_OFFSET_VIEWS, ns)
+    return ns["q"], ns["k"], ns["v"]
+
+
 def test_views_with_storage_offsets_read_exactly():
-    # Slices into a larger buffer: data pointers past the storage's start, strides of the buffer.
     # Whichever way the extension reads tensors (TENSOR_READ), out must equal the contiguous call's.
-    g = torch.Generator().manual_seed(1)
-    buf = torch.randn(3, 30, 5, 40, generator=g)
-    q, k, v = buf[1:, 3:22, 1:5, :32], buf[1:, 2:25, 2:4, 4:36], buf[:2, 5:28, 3:5, 8:40]
+    q, k, v = _offset_views()
     assert q.storage_offset() > 0 and not q.is_contiguous()
     out, lse, _ = flashattn.flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
     ref, ref_lse, _ = flashattn.flash_attn_func(q.contiguous(), k.contiguous(), v.contiguous(), causal=True,
@@ -108,9 +118,7 @@ def test_tensor_read_paths_agree():
         "import torch, flashattn\n"
         "from flashattn import _torch\n"
         "assert _torch.TENSOR_READ.startswith('attr'), _torch.TENSOR_READ\n"
-        "g = torch.Generator().manual_seed(1)\n"
-        "buf = torch.randn(3, 30, 5, 40, generator=g)\n"
-        "q, k, v = buf[1:, 3:22, 1:5, :32], buf[1:, 2:25, 2:4, 4:36], buf[:2, 5:28, 3:5, 8:40]\n"
+        + _OFFSET_VIEWS +
         "torch.save(flashattn.flash_attn_func(q, k, v, causal=True), OUT)\n"
     )
     import subprocess
@@ -121,9 +129,7 @@ def test_tensor_read_paths_agree():
         env = dict(os.environ, FLASHATTN_TENSOR_READ="attr")
         subprocess.run([sys.executable, "-c", code.replace("OUT", repr(path))], env=env, check=True)
         other = torch.load(path)
-    g = torch.Generator().manual_seed(1)
-    buf = torch.randn(3, 30, 5, 40, generator=g)
-    q, k, v = buf[1:, 3:22, 1:5, :32], buf[1:, 2:25, 2:4, 4:36], buf[:2, 5:28, 3:5, 8:40]
+    q, k, v = _offset_views()
     torch.testing.assert_close(flashattn.flash_attn_func(q, k, v, causal=True), other, rtol=0, atol=0)
 
 
