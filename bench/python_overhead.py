@@ -49,7 +49,9 @@ Two numbers per row (same definitions as bench/host_overhead.cpp, fa_host_overhe
   wall us  --iters calls back to back and one synchronisation, divided by --iters.
 The last lines say how the extension read torch tensors: "shim" (torch's stable C shim, one
 attribute read per tensor; the CUDA stream from the shim too) or "attr: why" (six attribute reads
-per tensor and a pybind11 call for the stream; FLASHATTN_TENSOR_READ=attr).
+per tensor and a pybind11 call for the stream; FLASHATTN_TENSOR_READ=attr), and how it allocated
+outputs: "shim" (aoti_torch_empty_strided + THPVariable_Wrap, no Python call) or "python: why"
+(torch.empty_like / new_empty; FLASHATTN_TENSOR_ALLOC=python).
 "over raw" is host us minus the host us of a raw empty-kernel launch (<<<1,32>>>, one
 cudaLaunchKernel) measured by fa_host_overhead; pass --host-bench PATH/TO/fa_host_overhead (its own
 table is printed first) or --raw-us X. The issue's goal: flash_attn_func's "over raw" <= 5 us.
@@ -289,6 +291,7 @@ def main():
         over = f"{host - raw:+9.2f}" if raw is not None else f"{'-':>9s}"
         print(f"{name:{w}s} {host:9.2f} {wall:9.2f} {over}")
     print(f"tensor read: {_C.torch_tensor_read()}")
+    print(f"tensor alloc: {_C.torch_tensor_alloc()}")
     if raw is None:
         print("over raw: not computed (pass --host-bench PATH/TO/fa_host_overhead or --raw-us X)")
     else:

@@ -74,7 +74,9 @@ _C.torch_setup(_FA_DTYPE, _raw_stream, torch.get_num_threads, Tensor, torch.empt
 
 # Tensor reads through torch's stable C shim (see flashattn_ext.cpp, AtenShim): on only if it
 # reads these probes (views with offsets and strides, each dtype class) exactly as the attribute
-# path does. FLASHATTN_TENSOR_READ=attr keeps the attribute path (A/B measurements).
+# path does. FLASHATTN_TENSOR_READ=attr keeps the attribute path (A/B measurements). With the
+# shim on, outputs are allocated through it too unless FLASHATTN_TENSOR_ALLOC=python
+# (_C.torch_tensor_alloc() says which).
 def _setup_tensor_read():
     if os.environ.get("FLASHATTN_TENSOR_READ", "") == "attr":
         return "attr: FLASHATTN_TENSOR_READ=attr"
@@ -82,7 +84,8 @@ def _setup_tensor_read():
               torch.empty(3, 2, dtype=torch.int32).t(), torch.empty(1, 4, 1, 8, dtype=torch.float16)[..., 3:]]
     to_handles = getattr(getattr(torch._C, "_aoti", None), "unsafe_alloc_void_ptrs_from_tensors", None)
     try:
-        return _C.torch_setup_shim(probes, to_handles, os.path.join(os.path.dirname(torch.__file__), "lib"))
+        return _C.torch_setup_shim(probes, to_handles, os.path.join(os.path.dirname(torch.__file__), "lib"),
+                                   os.environ.get("FLASHATTN_TENSOR_ALLOC", "") != "python")
     except Exception as e:  # pragma: no cover - a torch whose shim misbehaves: attribute reads
         return f"attr: {type(e).__name__}: {e}"
 

@@ -589,6 +589,21 @@ struct AtenShim {
   // (cuda_stream_checked), since checking at import would initialise CUDA.
   Err (*cuda_stream)(int32_t, void**) = nullptr;
   bool cuda_stream_checked = false;
+  // Allocation without a Python call: torch.empty_like / new_empty go through torch's argument
+  // parser and release and retake the GIL around the op, about as much host time as the rest of a
+  // small call's glue. aoti_torch_empty_strided is at::empty_strided (the dispatcher, so the
+  // caching allocator on the current stream, inference mode and deterministic fills behave as for
+  // torch.empty_like); THPVariable_Wrap(const at::TensorBase&) from libtorch_python makes the
+  // Python tensor, as torch's own bindings do. The wrapper is not part of the stable shim, so it
+  // is looked up by its mangled name (which encodes the parameter type: a changed signature is
+  // simply not found) and the pair is used only after torch_setup_shim's allocation probe, and on
+  // CUDA after the first allocation read back (cuda_alloc_checked).
+  Err (*empty_strided)(int64_t, const int64_t*, const int64_t*, int32_t, int32_t, int32_t, Handle*) = nullptr;
+  PyObject* (*wrap)(const void*) = nullptr;
+  bool alloc_on = false, cuda_alloc_checked = false;
+  std::string alloc_why_off = "not set up";
+  // fa_dtype (and TorchGlue::kUint8Slot) -> torch's dtype code; -1: none.
+  int32_t torch_dtype_of[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
   // torch's dtype code -> fa_dtype (-1: not one flashattn takes), for codes below kCodes.
   static constexpr int kCodes = 64;
   int fa_dtype_of[kCodes];
@@ -653,21 +668,69 @@ bool shim_read(PyObject* t, fa_tensor& r) {
 
 fa_tensor torch_tensor_attr(nb::handle h, const char* name);
 
+// A new uninitialised torch tensor through the shim, or an empty object where that fails (the
+// caller then allocates through Python, which raises torch's own error, e.g. out of memory).
+// slot: an fa_dtype or TorchGlue::kUint8Slot.
+nb::object shim_empty_any(int32_t device_type, int32_t device_index, int rank, const int64_t* sizes,
+                          const int64_t* strides, int slot) {
+  const AtenShim& s = shim();
+  const int32_t dt = s.torch_dtype_of[slot];
+  AtenShim::Handle h = nullptr;
+  if (dt < 0 || s.empty_strided(rank, sizes, strides, dt, device_type, device_index, &h) || !h) return {};
+  PyObject* o = s.wrap(h);
+  s.delete_tensor(h);  // the Python tensor holds its own reference
+  if (!o) {
+    PyErr_Clear();
+    return {};
+  }
+  return nb::steal(o);
+}
+
+void standard_strides(int rank, const int64_t* sizes, int64_t* strides) {
+  int64_t st = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    strides[i] = st;
+    st *= std::max<int64_t>(sizes[i], 1);
+  }
+}
+
+// Finds the allocation pair and checks it on a probe: a strided bf16 CPU tensor must come back as
+// an exact torch.Tensor whose attributes say what was asked. Returns "" or why not.
+template <class Find, class FindPython>
+std::string shim_setup_alloc(Find&& find, FindPython&& find_python) {
+  AtenShim& s = shim();
+  s.empty_strided = reinterpret_cast<decltype(s.empty_strided)>(find("aoti_torch_empty_strided"));
+  s.wrap = reinterpret_cast<decltype(s.wrap)>(find_python("_Z16THPVariable_WrapRKN2at10TensorBaseE"));
+  if (!s.empty_strided) return "libtorch has no aoti_torch_empty_strided";
+  if (!s.wrap) return "libtorch_python has no THPVariable_Wrap(const at::TensorBase&)";
+  const int64_t sizes[3] = {2, 3, 4}, strides[3] = {1, 2, 6};
+  nb::object t = shim_empty_any(s.device_cpu, -1, 3, sizes, strides, FA_DTYPE_BFLOAT16);
+  if (!t.is_valid()) return "the probe allocation failed";
+  if (Py_TYPE(t.ptr()) != reinterpret_cast<PyTypeObject*>(glue().tensor_type)) return "the probe is not a torch.Tensor";
+  const fa_tensor r = torch_tensor_attr(t, "probe");
+  bool same = r.dtype == FA_DTYPE_BFLOAT16 && r.device == FA_DEVICE_CPU && r.rank == 3 && r.data;
+  for (int d = 0; same && d < 3; ++d) same = r.shape[d] == sizes[d] && r.strides[d] == strides[d];
+  if (!same || get_attr(t.ptr(), glue().s_requires_grad).ptr() != Py_False)
+    return "the probe allocation reads back differently";
+  return "";
+}
+
 // Looks up the shim in the loaded libtorch (lib_dir: torch's lib folder, for when its symbols are
 // not global) and turns it on if it reads every probe exactly as the attribute path does.
 // to_handles: torch._C._aoti.unsafe_alloc_void_ptrs_from_tensors, which gives torch's own
 // at::Tensor* for each tensor: its first word must be that tensor's _cdata, or the one-pointer
 // handle built from _cdata would be wrong. Returns "shim" or why not.
-std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::string& lib_dir) {
+std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::string& lib_dir, bool alloc) {
   AtenShim& s = shim();
   if (s.on) return "shim";
   s.why_off.clear();
   // RTLD_NOLOAD: only a library torch has already loaded, never a second copy; kept open, as
   // torch keeps it loaded anyway.
-  void* libs[2] = {};
+  void* libs[3] = {};
   auto find_in = [&](int which, const char* n) -> void* {
     if (void* p = dlsym(RTLD_DEFAULT, n)) return p;
-    const char* file = which == 0 ? "/libtorch_cpu.so" : "/libtorch_cuda.so";
+    static const char* const files[] = {"/libtorch_cpu.so", "/libtorch_cuda.so", "/libtorch_python.so"};
+    const char* file = files[which];
     if (!libs[which] && !lib_dir.empty()) libs[which] = dlopen((lib_dir + file).c_str(), RTLD_NOLOAD | RTLD_LAZY);
     return libs[which] ? dlsym(libs[which], n) : nullptr;
   };
@@ -699,7 +762,9 @@ std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::
     if (auto f = reinterpret_cast<Code>(find(n))) {  // a dtype this torch lacks stays unmapped
       const int32_t c = f();
       if (c >= 0 && c < AtenShim::kCodes) s.fa_dtype_of[c] = code;
+      s.torch_dtype_of[code] = c;
     }
+  if (auto f = reinterpret_cast<Code>(find("aoti_torch_dtype_uint8"))) s.torch_dtype_of[TorchGlue::kUint8Slot] = f();
   auto cpu = reinterpret_cast<Code>(sym("aoti_torch_device_type_cpu"));
   auto cuda = reinterpret_cast<Code>(sym("aoti_torch_device_type_cuda"));
   if (!s.why_off.empty()) return s.why_off;
@@ -746,7 +811,18 @@ std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::
   }
   if (!s.why_off.empty()) return s.why_off;
   s.on = true;
+  s.alloc_why_off = alloc ? shim_setup_alloc(find, [&](const char* n) { return find_in(2, n); })
+                          : "FLASHATTN_TENSOR_ALLOC=python";
+  s.alloc_on = s.alloc_why_off.empty();
   return "shim";
+}
+
+// "shim" or why outputs are allocated through Python calls (bench/python_overhead.py prints it).
+std::string torch_tensor_alloc() {
+  const AtenShim& s = shim();
+  if (!s.on) return "python: the shim is off";
+  if (!s.alloc_on) return "python: " + s.alloc_why_off;
+  return std::string("shim; CUDA ") + (s.cuda_alloc_checked ? "checked" : "not yet checked");
 }
 
 // "shim" or why the attribute path reads tensors (bench/python_overhead.py prints it).
@@ -862,11 +938,42 @@ uintptr_t data_ptr(const nb::object& t) {
   return r;
 }
 
+// shim_empty_any where `where` lives, once the shim allocates (else an empty object). The first
+// CUDA allocation is read back through its attributes before CUDA allocations are trusted (the
+// import-time probe could only use the CPU without initialising CUDA).
+nb::object shim_empty(const fa_tensor& where, int rank, const int64_t* sizes, const int64_t* strides, int slot) {
+  AtenShim& s = shim();
+  const bool cuda = where.device == FA_DEVICE_CUDA;
+  if (cuda && !s.cuda_alloc_checked && slot == TorchGlue::kUint8Slot) return {};  // no attribute read for uint8
+  nb::object t = shim_empty_any(cuda ? s.device_cuda : s.device_cpu, cuda ? where.device_id : -1, rank, sizes,
+                                strides, slot);
+  if (cuda && !s.cuda_alloc_checked && t.is_valid()) {
+    const fa_tensor r = torch_tensor_attr(t, "out");
+    bool same = r.device == FA_DEVICE_CUDA && r.device_id == where.device_id && int(r.dtype) == slot && r.rank == rank;
+    for (int d = 0; same && d < rank; ++d) same = r.shape[d] == sizes[d] && r.strides[d] == strides[d];
+    if (!same) {
+      s.alloc_on = false;
+      s.alloc_why_off = "a CUDA allocation read back differently";
+      return {};
+    }
+    s.cuda_alloc_checked = true;
+  }
+  return t;
+}
+
 // A contiguous tensor shaped like `like` (its descriptor `tl`). torch.empty_like without keyword
 // preserves the layout, which for a contiguous tensor is contiguous, and costs about half of the
 // call with memory_format= (torch's argument parser), so the keyword is passed only when needed.
 nb::object alloc_like(nb::handle like, const fa_tensor& tl) {
   const TorchGlue& g = glue();
+  if (shim().alloc_on) {  // the strides empty_like gives: like's if contiguous, else contiguous ones
+    int64_t strides[FA_MAX_RANK];
+    if (contiguous(tl))
+      std::copy(tl.strides, tl.strides + tl.rank, strides);
+    else
+      standard_strides(tl.rank, tl.shape, strides);
+    if (nb::object t = shim_empty(tl, tl.rank, tl.shape, strides, tl.dtype); t.is_valid()) return t;
+  }
   if (contiguous(tl)) return checked(PyObject_CallOneArg(g.empty_like, like.ptr()));
   PyObject* args[] = {like.ptr(), g.contiguous_format};
   return checked(PyObject_Vectorcall(g.empty_like, args, 1, g.kw_memory_format));
@@ -875,6 +982,12 @@ nb::object alloc_like(nb::handle like, const fa_tensor& tl) {
 // torch.empty(shape, dtype=, device=where `like` lives), as template.new_empty(shape).
 nb::object alloc_empty(const fa_tensor& like, std::initializer_list<int64_t> shape, int dtype) {
   const TorchGlue& g = glue();
+  if (shim().alloc_on) {
+    int64_t strides[FA_MAX_RANK];
+    const int rank = int(shape.size());
+    standard_strides(rank, shape.begin(), strides);
+    if (nb::object t = shim_empty(like, rank, shape.begin(), strides, dtype); t.is_valid()) return t;
+  }
   nb::object size = checked(PyTuple_New(Py_ssize_t(shape.size())));
   Py_ssize_t i = 0;
   for (int64_t s : shape) PyTuple_SET_ITEM(size.ptr(), i++, checked(PyLong_FromLongLong(s)).release().ptr());
@@ -1359,8 +1472,10 @@ NB_MODULE(_C, m) {
         nb::arg("window_left"), nb::arg("window_right"), nb::arg("scaling"), nb::arg("incoherent").none(),
         nb::arg("seed"));
   m.def("torch_setup", &torch_setup);
-  m.def("torch_setup_shim", &torch_setup_shim, nb::arg("probes"), nb::arg("to_handles").none(), nb::arg("lib_dir"));
+  m.def("torch_setup_shim", &torch_setup_shim, nb::arg("probes"), nb::arg("to_handles").none(), nb::arg("lib_dir"),
+        nb::arg("alloc") = true);
   m.def("torch_tensor_read", &torch_tensor_read);
+  m.def("torch_tensor_alloc", &torch_tensor_alloc);
   // Option objects pass as given (softmax_scale may be None); the macro names them and lets None through.
 #define FA_TORCH_OPTION_NB_ARGS                                                                       \
   nb::arg("softmax_scale").none(), nb::arg("causal").none(), nb::arg("window_left"), nb::arg("window_right"), \

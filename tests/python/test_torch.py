@@ -133,6 +133,68 @@ def test_tensor_read_paths_agree():
     torch.testing.assert_close(flashattn.flash_attn_func(q, k, v, causal=True), other, rtol=0, atol=0)
 
 
+def test_tensor_alloc_shim_is_on_with_the_read_shim():
+    # Outputs are allocated through the shim wherever it reads tensors (unless turned off), so a
+    # broken allocation pair must fail here rather than fall back silently.
+    from flashattn import _torch
+    alloc = flashattn._C.torch_tensor_alloc()
+    if not _torch.TENSOR_READ.startswith("shim"):
+        assert alloc.startswith("python"), alloc
+    elif os.environ.get("FLASHATTN_TENSOR_ALLOC") == "python":
+        assert alloc == "python: FLASHATTN_TENSOR_ALLOC=python", alloc
+    else:
+        assert alloc.startswith("shim"), alloc
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x,  # contiguous: out takes q's strides, as torch.empty_like(q) does
+    lambda x: x.transpose(1, 2).contiguous().transpose(1, 2),  # strided: out is contiguous
+    # contiguous with an odd stride on a size-1 dimension, which empty_like keeps
+    lambda x: x[:, :1].contiguous().as_strided((x.shape[0], 1) + x.shape[2:], (x.shape[2] * x.shape[3], 7, x.shape[3], 1)),
+])
+def test_outputs_are_plain_tensors_like_empty_like(make):
+    q, k, v = _qkv(requires_grad=False)
+    q = make(q)
+    out, lse, _ = flashattn.flash_attn_func(q, k, v, return_attn_probs=True)
+    want = torch.empty_like(q) if q.is_contiguous() else torch.empty_like(q, memory_format=torch.contiguous_format)
+    assert type(out) is torch.Tensor and type(lse) is torch.Tensor
+    assert (out.shape, out.stride(), out.dtype, out.device) == (want.shape, want.stride(), want.dtype, want.device)
+    assert lse.shape == (q.shape[0], q.shape[2], q.shape[1]) and lse.dtype == torch.float32 and lse.is_contiguous()
+    assert not out.requires_grad and out.grad_fn is None and out._base is None
+    ref, ref_lse, _ = flashattn.flash_attn_func(q.contiguous(), k, v, return_attn_probs=True)
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)
+    torch.testing.assert_close(lse, ref_lse, rtol=0, atol=0)
+    out.add_(1)  # an ordinary tensor that owns its memory: writable, freed with the last reference
+    del out, lse
+
+
+def test_tensor_alloc_paths_agree():
+    # The same calls (forward, backward through autograd) in a process that allocates through
+    # Python calls: bit-identical.
+    code = (
+        "import torch, flashattn\n"
+        "assert flashattn._C.torch_tensor_alloc().startswith('python')\n"
+        + _OFFSET_VIEWS +
+        "q, k, v = (x.detach().requires_grad_() for x in (q, k, v))\n"
+        "o = flashattn.flash_attn_func(q, k, v, causal=True)\n"
+        "o.sum().backward()\n"
+        "torch.save([o.detach(), q.grad, k.grad, v.grad], OUT)\n"
+    )
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "out.pt")
+        env = dict(os.environ, FLASHATTN_TENSOR_ALLOC="python")
+        subprocess.run([sys.executable, "-c", code.replace("OUT", repr(path))], env=env, check=True)
+        other = torch.load(path)
+    q, k, v = (x.detach().requires_grad_() for x in _offset_views())
+    o = flashattn.flash_attn_func(q, k, v, causal=True)
+    o.sum().backward()
+    for got, want in zip([o.detach(), q.grad, k.grad, v.grad], other):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("kwargs", [dict(dropout_p=0), dict(dropout_p=np.float64(0.0)), dict(window_size=[5, 1]),
                                     dict(window_size=(np.int64(5), 1)), dict(causal=1, softcap=2)])
 def test_argument_forms_give_the_same_result(kwargs):

@@ -311,6 +311,23 @@ def test_tensor_read_and_stream_through_the_shim():
         assert read == "shim; stream from the shim", read
 
 
+def test_outputs_allocated_through_the_shim_on_cuda():
+    # After a CUDA call the shim's CUDA allocation has been read back once: it either matched
+    # (used from then on) or was turned off, which where the read shim is on means a broken pair.
+    from flashattn import _torch
+    q = torch.randn(2, 16, 2, 64, device="cuda", dtype=torch.bfloat16)
+    out, lse, _ = flashattn.flash_attn_func(q, q, q, return_attn_probs=True)
+    alloc = flashattn._C.torch_tensor_alloc()
+    if not _torch.TENSOR_READ.startswith("shim") or __import__("os").environ.get("FLASHATTN_TENSOR_ALLOC") == "python":
+        pytest.skip(f"outputs allocated through Python here: {alloc}")
+    assert alloc == "shim; CUDA checked", alloc
+    assert out.device == q.device and out.stride() == q.stride() and lse.device == q.device
+    # The caching allocator serves them on the current stream, as for torch.empty_like.
+    before = torch.cuda.memory_allocated()
+    del out, lse
+    assert torch.cuda.memory_allocated() < before
+
+
 def test_attention_with_cupy_and_jax_arrays():
     cupy = pytest.importorskip("cupy", reason="cupy is not installed")
     torch.manual_seed(9)
