@@ -181,6 +181,13 @@ def main():
                     help="fwd: the forward/backward/alloc rows; decode: the KV-cache decode rows; all: both")
     ap.add_argument("--decode-shape", default="1,1,256,32,8,128,16",
                     help="batch,seqlen_q,cache_len,heads_q,heads_k,head_dim,page_size of the decode rows")
+    ap.add_argument("--only", help="regex: keep only the rows whose name it matches (re.search)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure the rows round-robin this many times and print each row's median (and the "
+                         "range): a loaded host's drift then spreads over every row alike")
+    ap.add_argument("--ab-alloc", action="store_true",
+                    help="add a twin of each flash_attn_func / _C.torch_fwd row with outputs allocated through "
+                         "Python calls (_C.torch_shim_alloc(False)), measured in the same process")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     raw = args.raw_us
@@ -276,20 +283,50 @@ def main():
           f"iters={args.iters} batch={args.batch} torch={torch.__version__}")
     if args.rows != "fwd":
         print(decode_desc)
+    if args.only:
+        rows = [r for r in rows if re.search(args.only, r[0])]
+    if args.ab_alloc:
+        def python_alloc(fn):
+            def run():
+                previous = _C.torch_shim_alloc(False)
+                try:
+                    return fn()
+                finally:
+                    _C.torch_shim_alloc(previous)
+            return run
+        # The twin toggles the switch around every call (two cheap extension calls, ~0.1 us, counted
+        # against the twin): the A/B is conservative for the Python-call allocation.
+        rows = [t for r in rows for t in
+                ([r, (r[0] + " [alloc python]", python_alloc(r[1]), *r[2:])]
+                 if re.match(r"(flash_attn_func|_C\.torch_fwd)", r[0]) and not r[2:] else [r])]
     w = max(36, *(len(r[0]) for r in rows))
-    print(f"{'layer':{w}s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}")
-    for name, fn, *pack in rows:
-        previous = _C.torch_pack_bytes(pack[0]) if pack else None
-        try:
-            host, wall = bench(fn, args.iters, args.batch, sync, time.thread_time if args.cpu_time else time.perf_counter)
-        except Exception as e:  # one layer failing (e.g. an unsupported shape) must not hide the rest
-            print(f"{name:{w}s} failed: {type(e).__name__}: {e}")
+    clock = time.thread_time if args.cpu_time else time.perf_counter
+    results = {r[0]: [] for r in rows}
+    failed = {}
+    for _ in range(max(1, args.repeat)):
+        for name, fn, *pack in rows:
+            if name in failed:
+                continue
+            previous = _C.torch_pack_bytes(pack[0]) if pack else None
+            try:
+                results[name].append(bench(fn, args.iters, args.batch, sync, clock))
+            except Exception as e:  # one layer failing (e.g. an unsupported shape) must not hide the rest
+                failed[name] = f"failed: {type(e).__name__}: {e}"
+            finally:
+                if pack:
+                    _C.torch_pack_bytes(previous)
+    spread = args.repeat > 1
+    print(f"{'layer':{w}s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}" + ("  host range" if spread else ""))
+    for name, *_ in rows:
+        if name in failed:
+            print(f"{name:{w}s} {failed[name]}")
             continue
-        finally:
-            if pack:
-                _C.torch_pack_bytes(previous)
+        hosts = [h for h, _ in results[name]]
+        host, wall = statistics.median(hosts), statistics.median(wl for _, wl in results[name])
         over = f"{host - raw:+9.2f}" if raw is not None else f"{'-':>9s}"
-        print(f"{name:{w}s} {host:9.2f} {wall:9.2f} {over}")
+        print(f"{name:{w}s} {host:9.2f} {wall:9.2f} {over}" + (f"  {min(hosts):.2f}-{max(hosts):.2f}" if spread else ""))
+    if spread:
+        print(f"(medians over {args.repeat} round-robin repeats of every row)")
     print(f"tensor read: {_C.torch_tensor_read()}")
     print(f"tensor alloc: {_C.torch_tensor_alloc()}")
     if raw is None:

@@ -600,7 +600,9 @@ struct AtenShim {
   // CUDA after the first allocation read back (cuda_alloc_checked).
   Err (*empty_strided)(int64_t, const int64_t*, const int64_t*, int32_t, int32_t, int32_t, Handle*) = nullptr;
   PyObject* (*wrap)(const void*) = nullptr;
-  bool alloc_on = false, cuda_alloc_checked = false;
+  bool alloc_ready = false;  // the probes passed (and no CUDA read-back disagreed)
+  bool alloc_on = false;     // in use: alloc_ready, unless turned off by torch_shim_alloc (A/B)
+  bool cuda_alloc_checked = false;
   std::string alloc_why_off = "not set up";
   // fa_dtype (and TorchGlue::kUint8Slot) -> torch's dtype code; -1: none.
   int32_t torch_dtype_of[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
@@ -813,7 +815,7 @@ std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::
   s.on = true;
   s.alloc_why_off = alloc ? shim_setup_alloc(find, [&](const char* n) { return find_in(2, n); })
                           : "FLASHATTN_TENSOR_ALLOC=python";
-  s.alloc_on = s.alloc_why_off.empty();
+  s.alloc_ready = s.alloc_on = s.alloc_why_off.empty();
   return "shim";
 }
 
@@ -821,8 +823,18 @@ std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::
 std::string torch_tensor_alloc() {
   const AtenShim& s = shim();
   if (!s.on) return "python: the shim is off";
-  if (!s.alloc_on) return "python: " + s.alloc_why_off;
+  if (!s.alloc_ready) return "python: " + s.alloc_why_off;
+  if (!s.alloc_on) return "python: turned off by torch_shim_alloc(False)";
   return std::string("shim; CUDA ") + (s.cuda_alloc_checked ? "checked" : "not yet checked");
+}
+
+// The A/B switch of bench/python_overhead.py --ab-alloc: allocation through the shim off, or back
+// on where it is ready. Returns the previous state.
+bool torch_shim_alloc(bool on) {
+  AtenShim& s = shim();
+  const bool previous = s.alloc_on;
+  s.alloc_on = on && s.alloc_ready;
+  return previous;
 }
 
 // "shim" or why the attribute path reads tensors (bench/python_overhead.py prints it).
@@ -952,7 +964,7 @@ nb::object shim_empty(const fa_tensor& where, int rank, const int64_t* sizes, co
     bool same = r.device == FA_DEVICE_CUDA && r.device_id == where.device_id && int(r.dtype) == slot && r.rank == rank;
     for (int d = 0; same && d < rank; ++d) same = r.shape[d] == sizes[d] && r.strides[d] == strides[d];
     if (!same) {
-      s.alloc_on = false;
+      s.alloc_ready = s.alloc_on = false;
       s.alloc_why_off = "a CUDA allocation read back differently";
       return {};
     }
@@ -1476,6 +1488,7 @@ NB_MODULE(_C, m) {
         nb::arg("alloc") = true);
   m.def("torch_tensor_read", &torch_tensor_read);
   m.def("torch_tensor_alloc", &torch_tensor_alloc);
+  m.def("torch_shim_alloc", &torch_shim_alloc, nb::arg("on"));
   // Option objects pass as given (softmax_scale may be None); the macro names them and lets None through.
 #define FA_TORCH_OPTION_NB_ARGS                                                                       \
   nb::arg("softmax_scale").none(), nb::arg("causal").none(), nb::arg("window_left"), nb::arg("window_right"), \

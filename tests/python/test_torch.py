@@ -168,6 +168,21 @@ def test_outputs_are_plain_tensors_like_empty_like(make):
     del out, lse
 
 
+def test_shim_alloc_switch_turns_off_and_back_on():
+    # bench/python_overhead.py --ab-alloc flips this switch inside one process.
+    q, k, v = _qkv(requires_grad=False)
+    ref = flashattn.flash_attn_func(q, k, v)
+    before = flashattn._C.torch_tensor_alloc()
+    previous = flashattn._C.torch_shim_alloc(False)
+    try:
+        assert flashattn._C.torch_tensor_alloc().startswith("python"), flashattn._C.torch_tensor_alloc()
+        torch.testing.assert_close(flashattn.flash_attn_func(q, k, v), ref, rtol=0, atol=0)
+    finally:
+        flashattn._C.torch_shim_alloc(previous)
+    assert flashattn._C.torch_tensor_alloc() == before
+    assert previous == before.startswith("shim")
+
+
 def test_tensor_alloc_paths_agree():
     # The same calls (forward, backward through autograd) in a process that allocates through
     # Python calls: bit-identical.
