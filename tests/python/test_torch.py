@@ -88,6 +88,18 @@ def _offset_views():
     return ns["q"], ns["k"], ns["v"]
 
 
+def _saved_by_subprocess(code, **env):
+    """Runs code, which torch.saves its result to OUT, in a fresh interpreter with env added to the
+    environment (the extension reads its switches at import); returns what it saved."""
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "out.pt")
+        subprocess.run([sys.executable, "-c", code.replace("OUT", repr(path))], env=dict(os.environ, **env), check=True)
+        return torch.load(path)
+
+
 def test_views_with_storage_offsets_read_exactly():
     # Whichever way the extension reads tensors (TENSOR_READ), out must equal the contiguous call's.
     q, k, v = _offset_views()
@@ -121,14 +133,7 @@ def test_tensor_read_paths_agree():
         + _OFFSET_VIEWS +
         "torch.save(flashattn.flash_attn_func(q, k, v, causal=True), OUT)\n"
     )
-    import subprocess
-    import sys
-    import tempfile
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "out.pt")
-        env = dict(os.environ, FLASHATTN_TENSOR_READ="attr")
-        subprocess.run([sys.executable, "-c", code.replace("OUT", repr(path))], env=env, check=True)
-        other = torch.load(path)
+    other = _saved_by_subprocess(code, FLASHATTN_TENSOR_READ="attr")
     q, k, v = _offset_views()
     torch.testing.assert_close(flashattn.flash_attn_func(q, k, v, causal=True), other, rtol=0, atol=0)
 
@@ -195,14 +200,7 @@ def test_tensor_alloc_paths_agree():
         "o.sum().backward()\n"
         "torch.save([o.detach(), q.grad, k.grad, v.grad], OUT)\n"
     )
-    import subprocess
-    import sys
-    import tempfile
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "out.pt")
-        env = dict(os.environ, FLASHATTN_TENSOR_ALLOC="python")
-        subprocess.run([sys.executable, "-c", code.replace("OUT", repr(path))], env=env, check=True)
-        other = torch.load(path)
+    other = _saved_by_subprocess(code, FLASHATTN_TENSOR_ALLOC="python")
     q, k, v = (x.detach().requires_grad_() for x in _offset_views())
     o = flashattn.flash_attn_func(q, k, v, causal=True)
     o.sum().backward()
