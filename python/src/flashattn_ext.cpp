@@ -594,10 +594,11 @@ struct AtenShim {
   // small call's glue. aoti_torch_empty_strided is at::empty_strided (the dispatcher, so the
   // caching allocator on the current stream, inference mode and deterministic fills behave as for
   // torch.empty_like); THPVariable_Wrap(const at::TensorBase&) from libtorch_python makes the
-  // Python tensor, as torch's own bindings do. The wrapper is not part of the stable shim, so it
-  // is looked up by its mangled name (which encodes the parameter type: a changed signature is
-  // simply not found) and the pair is used only after torch_setup_shim's allocation probe, and on
-  // CUDA after the first allocation read back (cuda_alloc_checked).
+  // Python tensor, as torch's own bindings do (the handle is an at::Tensor*, and at::Tensor is an
+  // at::TensorBase with nothing added, so it passes as that reference). The wrapper is not part of
+  // the stable shim, so it is looked up by its mangled name (which encodes the parameter type: a
+  // changed signature is simply not found) and the pair is used only after torch_setup_shim's
+  // allocation probe, and on CUDA after the first allocation read back (cuda_alloc_checked).
   Err (*empty_strided)(int64_t, const int64_t*, const int64_t*, int32_t, int32_t, int32_t, Handle*) = nullptr;
   PyObject* (*wrap)(const void*) = nullptr;
   bool alloc_ready = false;  // the probes passed (and no CUDA read-back disagreed)
@@ -813,8 +814,14 @@ std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::
   }
   if (!s.why_off.empty()) return s.why_off;
   s.on = true;
-  s.alloc_why_off = alloc ? shim_setup_alloc(find, [&](const char* n) { return find_in(2, n); })
-                          : "FLASHATTN_TENSOR_ALLOC=python";
+  // The read shim stays on whatever the allocation probe finds: a probe that raises only keeps the
+  // Python allocation.
+  try {
+    s.alloc_why_off = alloc ? shim_setup_alloc(find, [&](const char* n) { return find_in(2, n); })
+                            : "FLASHATTN_TENSOR_ALLOC=python";
+  } catch (const nb::python_error& e) {
+    s.alloc_why_off = std::string("the probe allocation raised ") + e.what();
+  }
   s.alloc_ready = s.alloc_on = s.alloc_why_off.empty();
   return "shim";
 }
