@@ -606,7 +606,7 @@ struct AtenShim {
   bool cuda_alloc_checked = false;
   std::string alloc_why_off = "not set up";
   // fa_dtype (and TorchGlue::kUint8Slot) -> torch's dtype code; -1: none.
-  int32_t torch_dtype_of[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int32_t torch_dtype_of[TorchGlue::kTemplateSlots] = {-1, -1, -1, -1, -1, -1};
   // torch's dtype code -> fa_dtype (-1: not one flashattn takes), for codes below kCodes.
   static constexpr int kCodes = 64;
   int fa_dtype_of[kCodes];
@@ -671,6 +671,27 @@ bool shim_read(PyObject* t, fa_tensor& r) {
 
 fa_tensor torch_tensor_attr(nb::handle h, const char* name);
 
+// Whether two descriptors give the same dtype, place, shape and strides (data pointers aside):
+// how each shim path is checked against what the attributes say.
+bool same_layout(const fa_tensor& a, const fa_tensor& b) {
+  bool same = a.dtype == b.dtype && a.device == b.device && a.device_id == b.device_id && a.rank == b.rank;
+  for (int d = 0; same && d < a.rank; ++d) same = a.shape[d] == b.shape[d] && a.strides[d] == b.strides[d];
+  return same;
+}
+
+// The descriptor of an allocation asked of shim_empty_any, as the attribute path reads it back.
+fa_tensor asked_for(fa_device device, int device_id, int rank, const int64_t* sizes, const int64_t* strides,
+                    int slot) {
+  fa_tensor t{};
+  t.dtype = fa_dtype(slot);
+  t.device = device;
+  t.device_id = device_id;
+  t.rank = rank;
+  std::copy(sizes, sizes + rank, t.shape);
+  std::copy(strides, strides + rank, t.strides);
+  return t;
+}
+
 // A new uninitialised torch tensor through the shim, or an empty object where that fails (the
 // caller then allocates through Python, which raises torch's own error, e.g. out of memory).
 // slot: an fa_dtype or TorchGlue::kUint8Slot.
@@ -711,9 +732,8 @@ std::string shim_setup_alloc(Find&& find, FindPython&& find_python) {
   if (!t.is_valid()) return "the probe allocation failed";
   if (Py_TYPE(t.ptr()) != reinterpret_cast<PyTypeObject*>(glue().tensor_type)) return "the probe is not a torch.Tensor";
   const fa_tensor r = torch_tensor_attr(t, "probe");
-  bool same = r.dtype == FA_DTYPE_BFLOAT16 && r.device == FA_DEVICE_CPU && r.rank == 3 && r.data;
-  for (int d = 0; same && d < 3; ++d) same = r.shape[d] == sizes[d] && r.strides[d] == strides[d];
-  if (!same || get_attr(t.ptr(), glue().s_requires_grad).ptr() != Py_False)
+  if (!r.data || !same_layout(r, asked_for(FA_DEVICE_CPU, 0, 3, sizes, strides, FA_DTYPE_BFLOAT16)) ||
+      get_attr(t.ptr(), glue().s_requires_grad).ptr() != Py_False)
     return "the probe allocation reads back differently";
   return "";
 }
@@ -807,10 +827,8 @@ std::string torch_setup_shim(nb::list probes, nb::handle to_handles, const std::
     fa_tensor a{}, b{};
     const bool read = shim_read_any(t, a);
     b = torch_tensor_attr(t, "probe");
-    bool same = read && a.dtype == b.dtype && a.device == b.device && a.device_id == b.device_id &&
-                a.data == b.data && a.rank == b.rank;
-    for (int d = 0; same && d < a.rank; ++d) same = a.shape[d] == b.shape[d] && a.strides[d] == b.strides[d];
-    if (!same) s.why_off = "the shim read a probe differently from its attributes";
+    if (!read || a.data != b.data || !same_layout(a, b))
+      s.why_off = "the shim read a probe differently from its attributes";
   }
   if (!s.why_off.empty()) return s.why_off;
   s.on = true;
@@ -967,10 +985,8 @@ nb::object shim_empty(const fa_tensor& where, int rank, const int64_t* sizes, co
   nb::object t = shim_empty_any(cuda ? s.device_cuda : s.device_cpu, cuda ? where.device_id : -1, rank, sizes,
                                 strides, slot);
   if (cuda && !s.cuda_alloc_checked && t.is_valid()) {
-    const fa_tensor r = torch_tensor_attr(t, "out");
-    bool same = r.device == FA_DEVICE_CUDA && r.device_id == where.device_id && int(r.dtype) == slot && r.rank == rank;
-    for (int d = 0; same && d < rank; ++d) same = r.shape[d] == sizes[d] && r.strides[d] == strides[d];
-    if (!same) {
+    const fa_tensor asked = asked_for(FA_DEVICE_CUDA, where.device_id, rank, sizes, strides, slot);
+    if (!same_layout(torch_tensor_attr(t, "out"), asked)) {
       s.alloc_ready = s.alloc_on = false;
       s.alloc_why_off = "a CUDA allocation read back differently";
       return {};

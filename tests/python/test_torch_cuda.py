@@ -5,6 +5,8 @@ float64 computation and torch_sdpa_lowp is PyTorch's SDPA in the inputs' dtype. 
 without torch, CUDA, or a flashattn built with CUDA.
 """
 
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed: GPU tests skipped")
@@ -305,7 +307,6 @@ def test_tensor_read_and_stream_through_the_shim():
     # (used from then on) or was dropped, which on a torch that has it means a broken shim.
     assert read in ("shim; stream from the shim", "shim; stream from Python"), read
     import ctypes
-    import os
     lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so")
     if os.path.exists(lib) and hasattr(ctypes.CDLL(lib), "aoti_torch_get_current_cuda_stream"):
         assert read == "shim; stream from the shim", read
@@ -318,7 +319,7 @@ def test_outputs_allocated_through_the_shim_on_cuda():
     q = torch.randn(2, 16, 2, 64, device="cuda", dtype=torch.bfloat16)
     out, lse, _ = flashattn.flash_attn_func(q, q, q, return_attn_probs=True)
     alloc = flashattn._C.torch_tensor_alloc()
-    if not _torch.TENSOR_READ.startswith("shim") or __import__("os").environ.get("FLASHATTN_TENSOR_ALLOC") == "python":
+    if not _torch.TENSOR_READ.startswith("shim") or os.environ.get("FLASHATTN_TENSOR_ALLOC") == "python":
         pytest.skip(f"outputs allocated through Python here: {alloc}")
     assert alloc == "shim; CUDA checked", alloc
     assert out.device == q.device and out.stride() == q.stride() and lse.device == q.device
