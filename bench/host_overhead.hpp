@@ -17,4 +17,5 @@ void get_device();
 void get_context_id();
 void peek_last_error();
 void encode_tma_descriptor();
+void encode_tma_descriptor_via_entry_point();
 }  // namespace hob

@@ -103,10 +103,13 @@ void get_context_id() {
 
 void peek_last_error() { (void)cudaPeekAtLastError(); }
 
-// One TMA descriptor as the sm90 forward builds three (Q, K, V) per call: a bf16 tensor
+// One TMA descriptor as the sm90 forward builds (Q, K, V, O) per call: a bf16 tensor
 // [head_dim, rows, heads, batch] with a (64 x kBlock) box, encoded by the driver. CuTe's
 // make_tma_copy adds its own layout work on top; this is the driver's share.
-void encode_tma_descriptor() {
+namespace {
+using EncodeFn = decltype(&cuTensorMapEncodeTiled);
+
+void encode_with(EncodeFn encode) {
   static void* base = device_alloc(1 << 20);
   const int d = 128, rows = 16, heads = 2, batch = 1;
   CUtensorMap map;
@@ -114,13 +117,30 @@ void encode_tma_descriptor() {
   cuuint64_t strides[3] = {cuuint64_t(heads * d * 2), cuuint64_t(d * 2), cuuint64_t(rows * heads * d * 2)};
   cuuint32_t box[4] = {64, 128, 1, 1};
   cuuint32_t elem[4] = {1, 1, 1, 1};
-  CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, base, dims, strides, box, elem,
+  CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, base, dims, strides, box, elem,
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", int(r));
     std::exit(1);
   }
+}
+}  // namespace
+
+void encode_tma_descriptor() { encode_with(&cuTensorMapEncodeTiled); }
+
+// As CUTLASS's wrapper (cute's make_tma_copy) calls it: the driver function looked up by name
+// through the runtime on every call, so a binary needs no libcuda at load time.
+void encode_tma_descriptor_via_entry_point() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    std::fprintf(stderr, "cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled) failed\n");
+    std::exit(1);
+  }
+  encode_with(reinterpret_cast<EncodeFn>(fn));
 }
 
 }  // namespace hob

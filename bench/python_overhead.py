@@ -188,6 +188,9 @@ def main():
     ap.add_argument("--ab-alloc", action="store_true",
                     help="add a twin of each flash_attn_func / _C.torch_fwd row with outputs allocated through "
                          "Python calls (_C.torch_shim_alloc(False)), measured in the same process")
+    ap.add_argument("--ab-ws", action="store_true",
+                    help="add a twin of each flash_attn_func / _C.torch_fwd / _C.torch_bwd row with the workspace "
+                         "query made on every call (_C.torch_ws_memo(False)), measured in the same process")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     raw = args.raw_us
@@ -285,20 +288,25 @@ def main():
         print(decode_desc)
     if args.only:
         rows = [r for r in rows if re.search(args.only, r[0])]
-    if args.ab_alloc:
-        def python_alloc(fn):
+    def twin_rows(rows, switch, suffix, pattern):
+        def switched_off(fn):
             def run():
-                previous = _C.torch_shim_alloc(False)
+                previous = switch(False)
                 try:
                     return fn()
                 finally:
-                    _C.torch_shim_alloc(previous)
+                    switch(previous)
             return run
         # The twin toggles the switch around every call (two cheap extension calls, ~0.1 us, counted
-        # against the twin): the A/B is conservative for the Python-call allocation.
-        rows = [t for r in rows for t in
-                ([r, (r[0] + " [alloc python]", python_alloc(r[1]), *r[2:])]
-                 if re.match(r"(flash_attn_func|_C\.torch_fwd)", r[0]) and not r[2:] else [r])]
+        # against the twin): the A/B is conservative for the path switched off.
+        return [t for r in rows for t in
+                ([r, (r[0] + suffix, switched_off(r[1]), *r[2:])]
+                 if re.match(pattern, r[0]) and not r[2:] and "[" not in r[0] else [r])]
+
+    if args.ab_alloc:
+        rows = twin_rows(rows, _C.torch_shim_alloc, " [alloc python]", r"(flash_attn_func|_C\.torch_fwd)")
+    if args.ab_ws:
+        rows = twin_rows(rows, _C.torch_ws_memo, " [no ws memo]", r"(flash_attn_func|_C\.torch_(fwd|bwd))")
     w = max(36, *(len(r[0]) for r in rows))
     clock = time.thread_time if args.cpu_time else time.perf_counter
     results = {r[0]: [] for r in rows}

@@ -30,6 +30,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
@@ -1231,6 +1233,99 @@ Route route(nb::handle q, nb::handle k, nb::handle v) {
 
 nb::object route_answer(Route r) { return r == Route::Grad ? nb::none() : nb::borrow(Py_NotImplemented); }
 
+// The workspace a batch-form forward or backward needs is a function of the tensors' shapes,
+// strides, dtypes and device and of the options, never of the data: each thread keeps its last
+// successful answer per pass, so a repeated call is validated once (by the call itself) instead
+// of twice. The query is ~0.2-0.3 us of validation and kernel-table lookup on the H200's host
+// (fa_host_overhead's "fa_forward_workspace_size" row), on every eager call. Compared field by
+// field, data pointers and stream left out. Off: FLASHATTN_WS_MEMO=0, or torch_ws_memo(False)
+// (bench/python_overhead.py --ab-ws).
+class WsMemo {
+ public:
+  enum Pass { kForward = 0, kBackward = 1 };
+  // query(&need) on a miss; the cached need on a hit.
+  template <class Query>
+  fa_status need(Pass pass, const fa_tensor& q, const fa_tensor& k, const fa_tensor& v, const fa_options& o,
+                 Query&& query, size_t* need) {
+    if (!on()) {
+      ++stats().queries;
+      return query(need);
+    }
+    Entry e;
+    e.t[0] = shape_of(q), e.t[1] = shape_of(k), e.t[2] = shape_of(v);
+    e.scale = o.softmax_scale, e.softcap = o.softcap;
+    e.ints[0] = o.causal, e.ints[1] = o.window_left, e.ints[2] = o.window_right, e.ints[3] = o.deterministic;
+    e.ints[4] = int(o.backend), e.ints[5] = int(o.algo), e.ints[6] = o.num_threads;
+    thread_local Entry last[2];
+    thread_local bool valid[2] = {false, false};
+    Entry& slot = last[pass];
+    if (valid[pass] && same(slot, e)) {
+      ++stats().hits;
+      *need = slot.need;
+      return FA_OK;
+    }
+    ++stats().queries;
+    const fa_status st = query(need);
+    if (st == FA_OK) {
+      e.need = *need;
+      slot = e;
+      valid[pass] = true;
+    }
+    return st;
+  }
+  // Per thread, for tests: a key that left out a field would show as a hit where a query is due.
+  struct Stats {
+    uint64_t hits = 0, queries = 0;
+  };
+  static Stats& stats() {
+    thread_local Stats st;
+    return st;
+  }
+  static bool& on() {
+    static bool v = [] {
+      const char* s = std::getenv("FLASHATTN_WS_MEMO");
+      return !(s && std::strcmp(s, "0") == 0);
+    }();
+    return v;
+  }
+
+ private:
+  struct Entry {
+    fa_tensor t[3];
+    float scale = 0.f, softcap = 0.f;
+    int ints[7] = {};
+    size_t need = 0;
+  };
+  static fa_tensor shape_of(const fa_tensor& t) {
+    fa_tensor r = t;
+    r.data = nullptr;
+    return r;
+  }
+  static bool same_tensor(const fa_tensor& a, const fa_tensor& b) {
+    if (a.dtype != b.dtype || a.device != b.device || a.device_id != b.device_id || a.rank != b.rank) return false;
+    for (int i = 0; i < a.rank && i < FA_MAX_RANK; ++i)
+      if (a.shape[i] != b.shape[i] || a.strides[i] != b.strides[i]) return false;
+    return true;
+  }
+  static bool same(const Entry& a, const Entry& b) {
+    // Bit patterns for the floats: -0.0 and 0.0, or two NaNs, are then different keys (a miss,
+    // never a wrong answer).
+    return std::memcmp(&a.scale, &b.scale, sizeof(float)) == 0 && std::memcmp(&a.softcap, &b.softcap, sizeof(float)) == 0 &&
+           std::memcmp(a.ints, b.ints, sizeof a.ints) == 0 && same_tensor(a.t[0], b.t[0]) &&
+           same_tensor(a.t[1], b.t[1]) && same_tensor(a.t[2], b.t[2]);
+  }
+};
+
+// The A/B switch of bench/python_overhead.py --ab-ws. Returns the previous state.
+bool torch_ws_memo(bool on) {
+  const bool previous = WsMemo::on();
+  WsMemo::on() = on;
+  return previous;
+}
+
+// (hits, queries) of this thread's workspace memo so far.
+nb::tuple torch_ws_memo_stats() { return nb::make_tuple(WsMemo::stats().hits, WsMemo::stats().queries); }
+
 // Workspace: the library says how much scratch the call needs (nothing, for most forwards); it
 // is allocated here through torch, in the same crossing, and held until the call has been
 // enqueued (torch's allocator is stream-ordered, so freeing it afterwards is safe). The GIL is
@@ -1282,7 +1377,12 @@ nb::object torch_fwd(nb::handle q, nb::handle k, nb::handle v, int mode, nb::han
   if (want_lse && iq.t.rank != 4) raise(PyExc_ValueError, "q: expected rank 4, got " + std::to_string(iq.t.rank));
   FwdOutputs res(iq, want_lse, {iq.t.shape[0], iq.t.shape[2], iq.t.shape[1]}, mode != kFwdPlain);
   run_torch(
-      iq.t, o, [&](size_t* need) { return fa_forward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, need); },
+      iq.t, o,
+      [&](size_t* need) {
+        return WsMemo().need(WsMemo::kForward, iq.t, ik.t, iv.t, o, [&](size_t* n) {
+          return fa_forward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, n);
+        }, need);
+      },
       [&] { return fa_forward(&iq.t, &ik.t, &iv.t, &res.out, res.lse_ptr(), &o); });
   return res.result();
 }
@@ -1295,7 +1395,12 @@ nb::object torch_bwd(bool may_pack, nb::handle dout, nb::handle q, nb::handle k,
   fa_options o = torch_options(iq.t, FA_TORCH_OPTION_ARGS);
   BwdOutputs res(iq, ik, iv, may_pack);
   run_torch(
-      iq.t, o, [&](size_t* need) { return fa_backward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, need); },
+      iq.t, o,
+      [&](size_t* need) {
+        return WsMemo().need(WsMemo::kBackward, iq.t, ik.t, iv.t, o, [&](size_t* n) {
+          return fa_backward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, n);
+        }, need);
+      },
       [&] {
         return fa_backward(&iq.t, &ik.t, &iv.t, &iout.t, &ilse.t, &idout.t, &res.d[0], &res.d[1], &res.d[2], &o);
       });
@@ -1512,6 +1617,8 @@ NB_MODULE(_C, m) {
   m.def("torch_tensor_read", &torch_tensor_read);
   m.def("torch_tensor_alloc", &torch_tensor_alloc);
   m.def("torch_shim_alloc", &torch_shim_alloc, nb::arg("on"));
+  m.def("torch_ws_memo", &torch_ws_memo, nb::arg("on"));
+  m.def("torch_ws_memo_stats", &torch_ws_memo_stats);
   // Option objects pass as given (softmax_scale may be None); the macro names them and lets None through.
 #define FA_TORCH_OPTION_NB_ARGS                                                                       \
   nb::arg("softmax_scale").none(), nb::arg("causal").none(), nb::arg("window_left"), nb::arg("window_right"), \

@@ -188,6 +188,51 @@ def test_shim_alloc_switch_turns_off_and_back_on():
     assert previous == before.startswith("shim")
 
 
+def test_workspace_memo_queries_once_per_call_shape():
+    # The extension asks the library for a call's workspace size once per (pass, shapes, strides,
+    # dtypes, device, options) and reuses the answer: repeats hit, any change queries again, and
+    # with the memo off every call queries. Results never depend on it.
+    C = flashattn._C
+    stats = C.torch_ws_memo_stats
+    q, k, v = _qkv(requires_grad=False)
+    previous = C.torch_ws_memo(True)
+    try:
+        ref = flashattn.flash_attn_func(q, k, v)
+        h0, q0 = stats()
+        torch.testing.assert_close(flashattn.flash_attn_func(q, k, v), ref, rtol=0, atol=0)
+        assert stats() == (h0 + 1, q0), "a repeated call queried again"
+        qc = q.clone()  # new data, same layout: still a hit
+        flashattn.flash_attn_func(qc, k, v)
+        assert stats() == (h0 + 2, q0)
+        changes = [
+            lambda: flashattn.flash_attn_func(q, k, v, causal=True),
+            lambda: flashattn.flash_attn_func(q, k, v, softcap=2.0),
+            lambda: flashattn.flash_attn_func(q, k, v, window_size=(4, 1)),
+            lambda: flashattn.flash_attn_func(q, k, v, softmax_scale=0.5),
+            lambda: flashattn.flash_attn_func(q[:, :7], k, v),  # shape
+            lambda: flashattn.flash_attn_func(q, k.transpose(0, 1).contiguous().transpose(0, 1), v),  # strides
+            lambda: flashattn.flash_attn_func(q.bfloat16(), k.bfloat16(), v.bfloat16()),  # dtype
+        ]
+        for i, call in enumerate(changes):
+            flashattn.flash_attn_func(q, k, v)  # back to the first key
+            h, n = stats()
+            call()
+            assert stats()[1] == n + 1, f"change {i} was answered from the memo"
+        qg, kg, vg = _qkv()
+        flashattn.flash_attn_func(qg, kg, vg).sum().backward()
+        h, n = stats()
+        qg.grad = kg.grad = vg.grad = None
+        flashattn.flash_attn_func(qg, kg, vg).sum().backward()
+        assert stats() == (h + 2, n), "forward and backward keep one entry each"
+        C.torch_ws_memo(False)
+        h, n = stats()
+        flashattn.flash_attn_func(q, k, v)
+        flashattn.flash_attn_func(q, k, v)
+        assert stats() == (h, n + 2), "the switch did not turn the memo off"
+    finally:
+        C.torch_ws_memo(previous)
+
+
 def test_tensor_alloc_paths_agree():
     # The same calls (forward, backward through autograd) in a process that allocates through
     # Python calls: bit-identical.

@@ -14,8 +14,8 @@
 // prologue overlap that kernel's tail.
 // run_sm90_bwd picks the configuration (an ablation variant when FA_SM90_BWD_ABLATE is set; with
 // FA_SM90_BWD_D128_NC_BLOCK_M=80, the 80-query tile for d128 calls without mask or softcap).
-// The TMA descriptors for Q, dO, K, V are built here (make_tma_copy) and passed to the kernel as
-// __grid_constant__ parameters.
+// The TMA descriptors for Q, dO, K, V are built here (make_tma_copy, through the per-thread memo
+// of common/tma_memo.hpp) and passed to the kernel as __grid_constant__ parameters.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,6 +33,7 @@
 #include "core/status.hpp"
 #include "cuda/common/env.hpp"
 #include "cuda/common/launch_ex.hpp"
+#include "cuda/common/tma_memo.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm90/bwd_prepost.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
@@ -298,18 +299,21 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
     BwdParams<Cfg> prm;
     prm.p = p;
     prm.ws = ws;
-    auto sQ1 = take<0, 2>(typename Cfg::SmemLayoutQ{});
-    auto tile_q = Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{};
-    auto tile_k = Shape<Int<Cfg::kBlockN>, Int<kHeadDim>>{};
-    prm.tma_q = make_tma_copy(SM90_TMA_LOAD{}, make_tma<Cfg>(p.q, q_str, rows_q, p.heads_q, batch_g),
-                              sQ1, tile_q, _1{});
-    prm.tma_do = make_tma_copy(SM90_TMA_LOAD{},
-                               make_tma<Cfg>(p.dout, do_str, rows_q, p.heads_q, batch_g), sQ1,
-                               tile_q, _1{});
-    prm.tma_k = make_tma_copy(SM90_TMA_LOAD{}, make_tma<Cfg>(p.k, k_str, rows_k, p.heads_kv, batch_g),
-                              typename Cfg::SmemLayoutK{}, tile_k, _1{});
-    prm.tma_v = make_tma_copy(SM90_TMA_LOAD{}, make_tma<Cfg>(p.v, v_str, rows_k, p.heads_kv, batch_g),
-                              typename Cfg::SmemLayoutV{}, tile_k, _1{});
+    // Q and dO share one call site (same box and layout), as do the multicast pair below.
+    auto load_q = [](const auto& g) {
+      return make_tma_copy(SM90_TMA_LOAD{}, g, take<0, 2>(typename Cfg::SmemLayoutQ{}),
+                           Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{}, _1{});
+    };
+    prm.tma_q = memo_tma(make_tma<Cfg>(p.q, q_str, rows_q, p.heads_q, batch_g), load_q);
+    prm.tma_do = memo_tma(make_tma<Cfg>(p.dout, do_str, rows_q, p.heads_q, batch_g), load_q);
+    prm.tma_k = memo_tma(make_tma<Cfg>(p.k, k_str, rows_k, p.heads_kv, batch_g), [](const auto& g) {
+      return make_tma_copy(SM90_TMA_LOAD{}, g, typename Cfg::SmemLayoutK{}, Shape<Int<Cfg::kBlockN>, Int<kHeadDim>>{},
+                           _1{});
+    });
+    prm.tma_v = memo_tma(make_tma<Cfg>(p.v, v_str, rows_k, p.heads_kv, batch_g), [](const auto& g) {
+      return make_tma_copy(SM90_TMA_LOAD{}, g, typename Cfg::SmemLayoutV{}, Shape<Int<Cfg::kBlockN>, Int<kHeadDim>>{},
+                           _1{});
+    });
     prm.scale_log2 = p.scale * core::kLog2e;
     prm.cap_inv = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
     prm.cap_log2 = p.softcap * core::kLog2e;
@@ -360,10 +364,12 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
       if (bwd_cluster_env() && !p.varlen && !p.deterministic && p.window_left < 0 && p.window_right < 0 &&
           n_blocks % 2 == 0 && prm.cta_group == 0 && split_tiles == 0) {
         prm.cluster = 1;
-        prm.tma_q_mc = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, make_tma<Cfg>(p.q, q_str, rows_q, p.heads_q, batch_g),
-                                     sQ1, tile_q, _2{});
-        prm.tma_do_mc = make_tma_copy(SM90_TMA_LOAD_MULTICAST{},
-                                      make_tma<Cfg>(p.dout, do_str, rows_q, p.heads_q, batch_g), sQ1, tile_q, _2{});
+        auto load_q_mc = [](const auto& g) {
+          return make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, g, take<0, 2>(typename Cfg::SmemLayoutQ{}),
+                               Shape<Int<Cfg::kBlockM>, Int<kHeadDim>>{}, _2{});
+        };
+        prm.tma_q_mc = memo_tma(make_tma<Cfg>(p.q, q_str, rows_q, p.heads_q, batch_g), load_q_mc);
+        prm.tma_do_mc = memo_tma(make_tma<Cfg>(p.dout, do_str, rows_q, p.heads_q, batch_g), load_q_mc);
       }
     }
 #if FA_SM90_BWD_TIMELINE

@@ -99,6 +99,7 @@
 #include "core/softmax.hpp"
 #include "core/status.hpp"
 #include "cuda/common/launch_ex.hpp"
+#include "cuda/common/tma_memo.hpp"
 #include "cuda/common/quad_store.cuh"
 #include "cuda/common/sm90_pair_load.cuh"
 #include "cuda/common/sm90_pipeline.hpp"
@@ -1684,8 +1685,10 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       Tensor mO = make_tensor(
           make_gmem_ptr(static_cast<Out*>(tma_store_o ? p.o : const_cast<void*>(p.q))),
           make_layout(shape_q, make_stride(st.row, _1{}, st.head, batch_stride(st, rows_q))));
-      return make_tma_copy(SM90_TMA_STORE{}, mO, typename Kernel::SmemLayoutOHalf{},
-                           Shape<Int<Kernel::kWgRows>, Int<Kernel::kHeadDimC>>{}, _1{});
+      return memo_tma(mO, [](const auto& g) {
+        return make_tma_copy(SM90_TMA_STORE{}, g, typename Kernel::SmemLayoutOHalf{},
+                             Shape<Int<Kernel::kWgRows>, Int<Kernel::kHeadDimC>>{}, _1{});
+      });
     } else {
       return {};
     }
@@ -1704,11 +1707,15 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
           : make_tensor(make_gmem_ptr(static_cast<Element const*>(p.v)),
                         make_layout(Kernel::vt_shape(p),
                                     make_stride(p.v_str.row, _1{}, p.v_str.head, p.v_str.batch)));
-      return make_tma_copy(SM90_TMA_LOAD{}, mVt, take<0, 2>(typename Kernel::SmemLayoutVtFp8{}),
-                           Shape<Int<Kernel::kHeadDimC>, Int<kN>>{}, _1{});
+      return memo_tma(mVt, [](const auto& g) {
+        return make_tma_copy(SM90_TMA_LOAD{}, g, take<0, 2>(typename Kernel::SmemLayoutVtFp8{}),
+                             Shape<Int<Kernel::kHeadDimC>, Int<Kernel::kBlockN>>{}, _1{});
+      });
     } else {
-      return make_tma_copy(SM90_TMA_LOAD{}, kv_tensor(p.v, p.v_str), take<0, 2>(typename Kernel::SmemLayoutKV{}),
-                           Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{});
+      return memo_tma(kv_tensor(p.v, p.v_str), [](const auto& g) {
+        return make_tma_copy(SM90_TMA_LOAD{}, g, take<0, 2>(typename Kernel::SmemLayoutKV{}),
+                             Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{});
+      });
     }
   };
 
@@ -1737,10 +1744,14 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   }
 
   Params params{
-      make_tma_copy(SM90_TMA_LOAD{}, mQ, typename Kernel::SmemLayoutQ{},
-                    Shape<Int<Kernel::kBlockM>, Int<Kernel::kHeadDimC>>{}, _1{}),
-      make_tma_copy(SM90_TMA_LOAD{}, kv_tensor(p.k, p.k_str), take<0, 2>(typename Kernel::SmemLayoutKV{}),
-                    Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{}),
+      memo_tma(mQ, [](const auto& g) {
+        return make_tma_copy(SM90_TMA_LOAD{}, g, typename Kernel::SmemLayoutQ{},
+                             Shape<Int<Kernel::kBlockM>, Int<Kernel::kHeadDimC>>{}, _1{});
+      }),
+      memo_tma(kv_tensor(p.k, p.k_str), [](const auto& g) {
+        return make_tma_copy(SM90_TMA_LOAD{}, g, take<0, 2>(typename Kernel::SmemLayoutKV{}),
+                             Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _1{});
+      }),
       make_tma_v(),
       make_tma_o(),
       shape_q,
@@ -1765,8 +1776,10 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   if constexpr (Kernel::kCluster) {
     if (clusters > 0) {
       auto make_mc = [&](const void* ptr, const core::Strides& s) {
-        return make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, kv_tensor(ptr, s), take<0, 2>(typename Kernel::SmemLayoutKV{}),
-                             Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _2{});
+        return memo_tma(kv_tensor(ptr, s), [](const auto& g) {
+          return make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, g, take<0, 2>(typename Kernel::SmemLayoutKV{}),
+                               Shape<Int<Kernel::kBlockN>, Int<Kernel::kHeadDimC>>{}, _2{});
+        });
       };
       params.tma_k_mc = make_mc(p.k, p.k_str);
       params.tma_v_mc = make_mc(p.v, p.v_str);
