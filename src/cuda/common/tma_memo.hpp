@@ -1,13 +1,14 @@
 // Per-thread memo of built TMA copies (a tensor-map descriptor and cute's view of it), keyed by
 // the global tensor they describe.
 //
-// Why: each descriptor is a driver call (cuTensorMapEncodeTiled, which CUTLASS's wrapper reaches
-// through cudaGetDriverEntryPointByVersion every time) plus cute's layout work, ~0.1-0.15 us of
-// host time apiece on the H200's host (docs/perf/python_overhead_2026-11-30_session3.txt); the
-// sm90 forward builds four per call and the backward four, a visible share of the ~1-2.5 us the
-// library adds to a small call over a bare launch. A stream of calls repeats its tensors (a
-// decode loop, a layer's fixed buffers, torch's caching allocator handing the same blocks back),
-// so each call site keeps its last few descriptors.
+// Why: each descriptor is a driver call (cuTensorMapEncodeTiled, which CUTLASS's wrapper looks up
+// by name through cudaGetDriverEntryPointByVersion every time: 0.12-0.21 us a map on the H200's
+// host, against 0.07-0.10 called directly) plus cute's layout work. The sm90 forward builds four
+// per call and the backward four: memoised, the FA3 forward's C ABI call took 0.9-1.5 us less
+// (docs/perf/python_overhead_2026-12-02_session21.txt), about half of what the library added to a
+// small call over a bare launch. A stream of calls repeats its tensors (a decode loop, a layer's
+// fixed buffers, torch's caching allocator handing the same blocks back), so each call site keeps
+// its last few descriptors.
 //
 // Exactness: a descriptor is a function of the element type, box, swizzle and multicast (fixed
 // per call site: the site is the `make` lambda's type, unique per kernel instantiation) and of
