@@ -1245,21 +1245,19 @@ class WsMemo {
   enum Pass { kForward = 0, kBackward = 1 };
   // query(&need) on a miss; the cached need on a hit.
   template <class Query>
-  fa_status need(Pass pass, const fa_tensor& q, const fa_tensor& k, const fa_tensor& v, const fa_options& o,
-                 Query&& query, size_t* need) {
+  static fa_status need(Pass pass, const fa_tensor& q, const fa_tensor& k, const fa_tensor& v, const fa_options& o,
+                        Query&& query, size_t* need) {
     if (!on()) {
       ++stats().queries;
       return query(need);
     }
     Entry e;
-    e.t[0] = shape_of(q), e.t[1] = shape_of(k), e.t[2] = shape_of(v);
+    e.t[0] = q, e.t[1] = k, e.t[2] = v;
     e.scale = o.softmax_scale, e.softcap = o.softcap;
     e.ints[0] = o.causal, e.ints[1] = o.window_left, e.ints[2] = o.window_right, e.ints[3] = o.deterministic;
     e.ints[4] = int(o.backend), e.ints[5] = int(o.algo), e.ints[6] = o.num_threads;
-    thread_local Entry last[2];
-    thread_local bool valid[2] = {false, false};
-    Entry& slot = last[pass];
-    if (valid[pass] && same(slot, e)) {
+    Entry& slot = last(pass);
+    if (slot.valid && same(slot, e)) {
       ++stats().hits;
       *need = slot.need;
       return FA_OK;
@@ -1268,8 +1266,8 @@ class WsMemo {
     const fa_status st = query(need);
     if (st == FA_OK) {
       e.need = *need;
+      e.valid = true;
       slot = e;
-      valid[pass] = true;
     }
     return st;
   }
@@ -1290,16 +1288,17 @@ class WsMemo {
   }
 
  private:
+  // The tensors are kept whole; `same` never looks at their data pointers.
   struct Entry {
-    fa_tensor t[3];
+    fa_tensor t[3] = {};
     float scale = 0.f, softcap = 0.f;
     int ints[7] = {};
     size_t need = 0;
+    bool valid = false;
   };
-  static fa_tensor shape_of(const fa_tensor& t) {
-    fa_tensor r = t;
-    r.data = nullptr;
-    return r;
+  static Entry& last(Pass pass) {
+    thread_local Entry entries[2];
+    return entries[pass];
   }
   static bool same_tensor(const fa_tensor& a, const fa_tensor& b) {
     if (a.dtype != b.dtype || a.device != b.device || a.device_id != b.device_id || a.rank != b.rank) return false;
@@ -1379,7 +1378,7 @@ nb::object torch_fwd(nb::handle q, nb::handle k, nb::handle v, int mode, nb::han
   run_torch(
       iq.t, o,
       [&](size_t* need) {
-        return WsMemo().need(WsMemo::kForward, iq.t, ik.t, iv.t, o, [&](size_t* n) {
+        return WsMemo::need(WsMemo::kForward, iq.t, ik.t, iv.t, o, [&](size_t* n) {
           return fa_forward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, n);
         }, need);
       },
@@ -1397,7 +1396,7 @@ nb::object torch_bwd(bool may_pack, nb::handle dout, nb::handle q, nb::handle k,
   run_torch(
       iq.t, o,
       [&](size_t* need) {
-        return WsMemo().need(WsMemo::kBackward, iq.t, ik.t, iv.t, o, [&](size_t* n) {
+        return WsMemo::need(WsMemo::kBackward, iq.t, ik.t, iv.t, o, [&](size_t* n) {
           return fa_backward_workspace_size(&iq.t, &ik.t, &iv.t, nullptr, &o, n);
         }, need);
       },
