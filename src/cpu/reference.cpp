@@ -2,7 +2,8 @@
 // the visible keys, a two-pass softmax (max, then sum of exp), and the backward by the textbook
 // formulas dP = dO V^T, D = sum_j P dP, dS = P (dP - D) * d(score)/d(qk), dQ = dS K,
 // dK += dS^T Q, dV += P^T dO, summed over the query heads of a GQA group. No tiling, no online
-// softmax: it shares only the mask definition (core::Mask) with the backends.
+// softmax: it shares only the mask definition (core::Mask) with the backends. The backward is a
+// template on the arithmetic type so that the same code gives the float32 peer of the tests.
 #include "cpu/reference.hpp"
 
 #include <algorithm>
@@ -41,44 +42,49 @@ void load_tensor(const AttnParams& p, const void* base, const core::Strides& str
   }
 }
 
-// Score of one (query, key) pair and d(score)/d(qk), in double.
+// Score of one (query, key) pair and d(score)/d(qk), in T (double for the reference; float for
+// the naive float32 peer below).
+template <class T>
 struct Score {
-  double s, grad;
+  T s, grad;
 };
-Score score(double qk, const AttnParams& p) {
-  const double scale = p.scale;
+template <class T>
+Score<T> score(T qk, const AttnParams& p) {
+  const T scale = T(p.scale);
   if (p.softcap > 0.f) {
-    const double cap = p.softcap;
-    const double t = std::tanh(qk * scale / cap);
-    return {cap * t, scale * (1.0 - t * t)};
+    const T cap = T(p.softcap);
+    const T t = std::tanh(qk * scale / cap);
+    return {cap * t, scale * (T(1) - t * t)};
   }
   return {qk * scale, scale};
 }
 
 // Probabilities of one query row over keys [0, k_len): P (0 where masked), and the row's lse.
-void row_probs(const AttnParams& p, const Inputs& in, const core::Mask& mask, int b, int h,
-               int64_t i, std::vector<double>& prob, std::vector<double>& grad, double* lse) {
+template <class T>
+void row_probs(const AttnParams& p, const std::vector<T>& in_q, const std::vector<T>& in_k,
+               const core::Mask& mask, int b, int h, int64_t i, std::vector<T>& prob,
+               std::vector<T>& grad, T* lse) {
   const int d = p.head_dim;
   const int hk = h / p.group_size();
-  const double* q = &in.q[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
-  prob.assign(size_t(mask.k_len), 0.0);
-  grad.assign(size_t(mask.k_len), 0.0);
-  double m = -std::numeric_limits<double>::infinity();
+  const T* q = &in_q[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
+  prob.assign(size_t(mask.k_len), T(0));
+  grad.assign(size_t(mask.k_len), T(0));
+  T m = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < mask.k_len; ++j) {
     if (!mask.allowed(i, j)) continue;
-    const double* k = &in.k[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
-    double qk = 0;
+    const T* k = &in_k[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+    T qk = 0;
     for (int c = 0; c < d; ++c) qk += q[c] * k[c];
-    const Score sc = score(qk, p);
+    const Score<T> sc = score(qk, p);
     prob[size_t(j)] = sc.s;
     grad[size_t(j)] = sc.grad;
     m = std::max(m, sc.s);
   }
-  if (m == -std::numeric_limits<double>::infinity()) {  // no visible key
+  if (m == -std::numeric_limits<T>::infinity()) {  // no visible key
     *lse = m;
     return;
   }
-  double l = 0;
+  T l = 0;
   for (int64_t j = 0; j < mask.k_len; ++j) {
     if (!mask.allowed(i, j)) continue;
     prob[size_t(j)] = std::exp(prob[size_t(j)] - m);
@@ -86,6 +92,57 @@ void row_probs(const AttnParams& p, const Inputs& in, const core::Mask& mask, in
   }
   for (int64_t j = 0; j < mask.k_len; ++j) prob[size_t(j)] /= l;
   *lse = m + std::log(l);
+}
+
+// The backward's textbook formulas, every value and sum in T. The outputs are written as double.
+template <class T>
+void backward_in(const AttnParams& p, const std::vector<T>& in_q, const std::vector<T>& in_k,
+                 const std::vector<T>& in_v, const std::vector<T>& in_dout, std::vector<double>& dq_out,
+                 std::vector<double>& dk_out, std::vector<double>& dv_out) {
+  const int d = p.head_dim;
+  std::vector<T> dq(size_t(dense_q_rows(p) * p.heads_q * d), T(0));
+  std::vector<T> dk(size_t(dense_k_rows(p) * p.heads_kv * d), T(0));
+  std::vector<T> dv(dk.size(), T(0));
+  std::vector<T> prob, grad, dp;
+  for (int b = 0; b < p.batch; ++b) {
+    const core::SeqInfo s = core::seq_info(p, b);
+    const core::Mask mask(s.q_len, s.k_len, p.window_left, p.window_right);
+    for (int h = 0; h < p.heads_q; ++h) {
+      const int hk = h / p.group_size();
+      for (int64_t i = 0; i < s.q_len; ++i) {
+        T row_lse;
+        row_probs(p, in_q, in_k, mask, b, h, i, prob, grad, &row_lse);
+        const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
+        const T* q = &in_q[qi];
+        const T* g = &in_dout[qi];
+        // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
+        dp.assign(size_t(s.k_len), T(0));
+        T dsum = 0;
+        for (int64_t j = 0; j < s.k_len; ++j) {
+          if (prob[size_t(j)] == T(0)) continue;
+          const T* v = &in_v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+          T acc = 0;
+          for (int c = 0; c < d; ++c) acc += g[c] * v[c];
+          dp[size_t(j)] = acc;
+          dsum += prob[size_t(j)] * acc;
+        }
+        for (int64_t j = 0; j < s.k_len; ++j) {
+          const T pj = prob[size_t(j)];
+          if (pj == T(0)) continue;
+          const T ds = pj * (dp[size_t(j)] - dsum) * grad[size_t(j)];
+          const size_t kj = size_t((k_row(p, b, j) * p.heads_kv + hk) * d);
+          for (int c = 0; c < d; ++c) {
+            dq[qi + size_t(c)] += ds * in_k[kj + size_t(c)];
+            dk[kj + size_t(c)] += ds * q[c];
+            dv[kj + size_t(c)] += pj * g[c];
+          }
+        }
+      }
+    }
+  }
+  dq_out.assign(dq.begin(), dq.end());
+  dk_out.assign(dk.begin(), dk.end());
+  dv_out.assign(dv.begin(), dv.end());
 }
 
 }  // namespace
@@ -124,7 +181,7 @@ void forward(const AttnParams& p, const Inputs& in, std::vector<double>& o, std:
       const int hk = h / p.group_size();
       for (int64_t i = 0; i < s.q_len; ++i) {
         double row_lse;
-        row_probs(p, in, mask, b, h, i, prob, grad, &row_lse);
+        row_probs(p, in.q, in.k, mask, b, h, i, prob, grad, &row_lse);
         lse[size_t(lse_index(p, b, h, i))] = row_lse;
         double* out = &o[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
         for (int64_t j = 0; j < s.k_len; ++j) {
@@ -139,47 +196,14 @@ void forward(const AttnParams& p, const Inputs& in, std::vector<double>& o, std:
 
 void backward(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
               std::vector<double>& dk, std::vector<double>& dv) {
-  const int d = p.head_dim;
-  dq.assign(size_t(dense_q_rows(p) * p.heads_q * d), 0.0);
-  dk.assign(size_t(dense_k_rows(p) * p.heads_kv * d), 0.0);
-  dv.assign(dk.size(), 0.0);
-  std::vector<double> prob, grad, dp;
-  for (int b = 0; b < p.batch; ++b) {
-    const core::SeqInfo s = core::seq_info(p, b);
-    const core::Mask mask(s.q_len, s.k_len, p.window_left, p.window_right);
-    for (int h = 0; h < p.heads_q; ++h) {
-      const int hk = h / p.group_size();
-      for (int64_t i = 0; i < s.q_len; ++i) {
-        double row_lse;
-        row_probs(p, in, mask, b, h, i, prob, grad, &row_lse);
-        const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
-        const double* q = &in.q[qi];
-        const double* g = &in.dout[qi];
-        // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
-        dp.assign(size_t(s.k_len), 0.0);
-        double dsum = 0;
-        for (int64_t j = 0; j < s.k_len; ++j) {
-          if (prob[size_t(j)] == 0.0) continue;
-          const double* v = &in.v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
-          double acc = 0;
-          for (int c = 0; c < d; ++c) acc += g[c] * v[c];
-          dp[size_t(j)] = acc;
-          dsum += prob[size_t(j)] * acc;
-        }
-        for (int64_t j = 0; j < s.k_len; ++j) {
-          const double pj = prob[size_t(j)];
-          if (pj == 0.0) continue;
-          const double ds = pj * (dp[size_t(j)] - dsum) * grad[size_t(j)];
-          const size_t kj = size_t((k_row(p, b, j) * p.heads_kv + hk) * d);
-          for (int c = 0; c < d; ++c) {
-            dq[qi + size_t(c)] += ds * in.k[kj + size_t(c)];
-            dk[kj + size_t(c)] += ds * q[c];
-            dv[kj + size_t(c)] += pj * g[c];
-          }
-        }
-      }
-    }
-  }
+  backward_in<double>(p, in.q, in.k, in.v, in.dout, dq, dk, dv);
+}
+
+void backward_float32(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
+                      std::vector<double>& dk, std::vector<double>& dv) {
+  // Exact: the inputs were read from fp32/fp16/bf16 tensors.
+  const auto narrow = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
+  backward_in<float>(p, narrow(in.q), narrow(in.k), narrow(in.v), narrow(in.dout), dq, dk, dv);
 }
 
 void forward(const AttnParams& p, std::vector<double>& o, std::vector<double>& lse) {

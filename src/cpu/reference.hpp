@@ -31,6 +31,12 @@ void forward(const core::AttnParams& p, const Inputs& in, std::vector<double>& o
 void backward(const core::AttnParams& p, const Inputs& in, std::vector<double>& dq,
               std::vector<double>& dk, std::vector<double>& dv);
 
+// The backward's same textbook formulas evaluated in float32, sums in order: the error a
+// straightforward fp32 implementation makes on these inputs. Tests use it as the peer of the error
+// rule where conditioning, not our code, sets the error (heavy-tailed scores, long GQA sums).
+void backward_float32(const core::AttnParams& p, const Inputs& in, std::vector<double>& dq,
+                      std::vector<double>& dk, std::vector<double>& dv);
+
 // Convenience: load(p) and run.
 void forward(const core::AttnParams& p, std::vector<double>& o, std::vector<double>& lse);
 void backward(const core::AttnParams& p, std::vector<double>& dq, std::vector<double>& dk,

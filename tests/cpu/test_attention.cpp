@@ -8,7 +8,10 @@
 // (already rounded) inputs. rel is 2e-5 for outputs; gradients of half-precision inputs get
 // a larger rel (and every comparison 2e-5 absolute, for gradients that are 0 in exact arithmetic)
 // because the backward's D = rowsum(dO * O) uses the output O as stored, i.e. rounded
-// to the dtype (as FlashAttention does), which perturbs dS by P * (D_rounded - D).
+// to the dtype (as FlashAttention does), which perturbs dS by P * (D_rounded - D). A gradient may
+// also miss by up to twice the error of the naive float32 peer (ref::backward_float32) on the same
+// inputs: with heavy-tailed inputs and no softcap the scores reach the hundreds, and every fp32
+// implementation then misses by more than rel x max|ref| (GQA 7 causal: about 2% of seeds).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,16 +73,25 @@ void check_backward(const CaseSpec& spec_in) {
   ASSERT_TRUE(st.ok()) << st.message;
   st = cpu::backward(pr.p);
   ASSERT_TRUE(st.ok()) << st.message;
-  std::vector<double> dq, dk, dv;
-  ref::backward(pr.p, dq, dk, dv);
+  const ref::Inputs in = ref::load(pr.p);
+  std::vector<double> dq, dk, dv, peer_dq, peer_dk, peer_dv;
+  ref::backward(pr.p, in, dq, dk, dv);
+  ref::backward_float32(pr.p, in, peer_dq, peer_dk, peer_dv);
   const double rel = grad_rel(spec.dtype);
-  for (auto [t, want, name] : {std::make_tuple(test::Tensor::DQ, &dq, "dQ"),
-                               std::make_tuple(test::Tensor::DK, &dk, "dK"),
-                               std::make_tuple(test::Tensor::DV, &dv, "dV")}) {
+  for (auto [t, want, peer, name] :
+       {std::make_tuple(test::Tensor::DQ, &dq, &peer_dq, "dQ"),
+        std::make_tuple(test::Tensor::DK, &dk, &peer_dk, "dK"),
+        std::make_tuple(test::Tensor::DV, &dv, &peer_dv, "dV")}) {
     const test::ErrorReport e = test::compare(test::read_dense(pr, t), *want);
-    const double tol = test::tolerance(*want, spec.dtype, rel);
+    // The fixed rule, or twice the naive float32 peer's error where the problem's conditioning
+    // (scores of heavy-tailed inputs in the hundreds, sums over GQA groups) makes any fp32
+    // implementation miss by more than rel x max|ref|.
+    const double peer_err = test::compare(*peer, *want).max_err;
+    const double tol = std::max(test::tolerance(*want, spec.dtype, rel), 2 * peer_err + 2e-5);
     report(name, e, tol);
-    EXPECT_LE(e.max_err, tol) << name << ": " << e.str();
+    if (std::getenv("FA_TEST_VERBOSE"))
+      std::printf("         peer err %.3e rule %.3e\n", peer_err, test::tolerance(*want, spec.dtype, rel));
+    EXPECT_LE(e.max_err, tol) << name << ": " << e.str() << " (float32 peer err " << peer_err << ")";
     EXPECT_EQ(test::gaps_overwritten(pr, t), 0) << name << " written outside the tensor";
   }
 }

@@ -1,6 +1,6 @@
 // Validates the float64 reference itself: its backward against central finite differences of the
 // scalar loss L = sum(O * dO) computed with its own forward (tiny shapes, every mask feature),
-// and its forward against a direct softmax on a hand-checkable case.
+// and its forward against a direct softmax on a hand-checkable case; the float32 peer against it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,6 +76,33 @@ TEST(Reference, BackwardMatchesFiniteDifferences) {
   v.backward = true;
   v.causal = true;
   check_fd(v);
+}
+
+// The float32 peer computes the same gradients as the reference (to float32 accuracy), and it
+// really is float32: on generic inputs it is not bit-identical to the double evaluation.
+TEST(Reference, Float32PeerTracksReference) {
+  test::CaseSpec s;
+  s.heads_q = 4;
+  s.heads_kv = 2;
+  s.head_dim = 32;
+  s.seqlen_q = 40;
+  s.seqlen_k = 50;
+  s.causal = true;
+  s.backward = true;
+  const uint64_t seed = test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::Problem pr = test::make_problem(s, seed);
+  const ref::Inputs in = ref::load(pr.p);
+  std::vector<double> dq, dk, dv, fq, fk, fv;
+  ref::backward(pr.p, in, dq, dk, dv);
+  ref::backward_float32(pr.p, in, fq, fk, fv);
+  for (auto [want, got, name] : {std::make_tuple(&dq, &fq, "dq"), std::make_tuple(&dk, &fk, "dk"),
+                                 std::make_tuple(&dv, &fv, "dv")}) {
+    ASSERT_EQ(want->size(), got->size()) << name;
+    const test::ErrorReport e = test::compare(*got, *want);
+    EXPECT_GT(e.max_err, 0.0) << name << ": the peer matched the double evaluation exactly";
+    EXPECT_LE(e.max_err, 1e-4 * std::max(1.0, e.ref_scale)) << name << ": " << e.str();
+  }
 }
 
 TEST(Reference, ForwardHandChecked) {

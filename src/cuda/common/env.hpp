@@ -16,4 +16,10 @@ inline int env_int(const char* name, int fallback) {
   return int(x);
 }
 
+// An off switch: true when the variable is set to anything but "" or "0".
+inline bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && *v != '0';
+}
+
 }  // namespace fa::cuda

@@ -33,8 +33,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
+
+#include "cuda/common/env.hpp"
 
 namespace fa::cuda {
 namespace launch_cache_detail {
@@ -61,10 +62,7 @@ inline std::mutex& miss_mutex() {
 }
 
 inline bool disabled() {
-  static const bool off = [] {
-    const char* v = std::getenv("FA_NO_LAUNCH_CACHE");
-    return v && *v && *v != '0';
-  }();
+  static const bool off = env_flag("FA_NO_LAUNCH_CACHE");
   return off;
 }
 

@@ -21,19 +21,17 @@
 #include <cute/tensor.hpp>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <utility>
+
+#include "cuda/common/env.hpp"
 
 namespace fa::cuda {
 namespace tma_memo_detail {
 
 inline bool disabled() {
-  static const bool off = [] {
-    const char* v = std::getenv("FA_NO_TMA_MEMO");
-    return v && *v && *v != '0';
-  }();
+  static const bool off = env_flag("FA_NO_TMA_MEMO");
   return off;
 }
 
