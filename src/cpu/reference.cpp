@@ -94,52 +94,64 @@ void row_probs(const AttnParams& p, const std::vector<T>& in_q, const std::vecto
   *lse = m + std::log(l);
 }
 
+// Calls row(b, s, h, hk, i, prob, grad, lse) for every query row i of every sequence b and query
+// head h (hk its KV head) with the row's probabilities: the loop nest forward and backward share.
+template <class T, class Row>
+void for_each_row(const AttnParams& p, const std::vector<T>& in_q, const std::vector<T>& in_k,
+                  Row&& row) {
+  std::vector<T> prob, grad;
+  for (int b = 0; b < p.batch; ++b) {
+    const core::SeqInfo s = core::seq_info(p, b);
+    const core::Mask mask(s.q_len, s.k_len, p.window_left, p.window_right);
+    for (int h = 0; h < p.heads_q; ++h)
+      for (int64_t i = 0; i < s.q_len; ++i) {
+        T lse;
+        row_probs(p, in_q, in_k, mask, b, h, i, prob, grad, &lse);
+        row(b, s, h, h / p.group_size(), i, prob, grad, lse);
+      }
+  }
+}
+
 // The backward's textbook formulas, every value and sum in T. The outputs are written as double.
 template <class T>
 void backward_in(const AttnParams& p, const std::vector<T>& in_q, const std::vector<T>& in_k,
-                 const std::vector<T>& in_v, const std::vector<T>& in_dout, std::vector<double>& dq_out,
-                 std::vector<double>& dk_out, std::vector<double>& dv_out) {
+                 const std::vector<T>& in_v, const std::vector<T>& in_dout,
+                 std::vector<double>& dq_out, std::vector<double>& dk_out,
+                 std::vector<double>& dv_out) {
   const int d = p.head_dim;
   std::vector<T> dq(size_t(dense_q_rows(p) * p.heads_q * d), T(0));
   std::vector<T> dk(size_t(dense_k_rows(p) * p.heads_kv * d), T(0));
   std::vector<T> dv(dk.size(), T(0));
-  std::vector<T> prob, grad, dp;
-  for (int b = 0; b < p.batch; ++b) {
-    const core::SeqInfo s = core::seq_info(p, b);
-    const core::Mask mask(s.q_len, s.k_len, p.window_left, p.window_right);
-    for (int h = 0; h < p.heads_q; ++h) {
-      const int hk = h / p.group_size();
-      for (int64_t i = 0; i < s.q_len; ++i) {
-        T row_lse;
-        row_probs(p, in_q, in_k, mask, b, h, i, prob, grad, &row_lse);
-        const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
-        const T* q = &in_q[qi];
-        const T* g = &in_dout[qi];
-        // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
-        dp.assign(size_t(s.k_len), T(0));
-        T dsum = 0;
-        for (int64_t j = 0; j < s.k_len; ++j) {
-          if (prob[size_t(j)] == T(0)) continue;
-          const T* v = &in_v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
-          T acc = 0;
-          for (int c = 0; c < d; ++c) acc += g[c] * v[c];
-          dp[size_t(j)] = acc;
-          dsum += prob[size_t(j)] * acc;
-        }
-        for (int64_t j = 0; j < s.k_len; ++j) {
-          const T pj = prob[size_t(j)];
-          if (pj == T(0)) continue;
-          const T ds = pj * (dp[size_t(j)] - dsum) * grad[size_t(j)];
-          const size_t kj = size_t((k_row(p, b, j) * p.heads_kv + hk) * d);
-          for (int c = 0; c < d; ++c) {
-            dq[qi + size_t(c)] += ds * in_k[kj + size_t(c)];
-            dk[kj + size_t(c)] += ds * q[c];
-            dv[kj + size_t(c)] += pj * g[c];
-          }
-        }
-      }
-    }
-  }
+  std::vector<T> dp;
+  for_each_row(p, in_q, in_k,
+               [&](int b, const core::SeqInfo& s, int h, int hk, int64_t i,
+                   const std::vector<T>& prob, const std::vector<T>& grad, T) {
+                 const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
+                 const T* q = &in_q[qi];
+                 const T* g = &in_dout[qi];
+                 // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
+                 dp.assign(size_t(s.k_len), T(0));
+                 T dsum = 0;
+                 for (int64_t j = 0; j < s.k_len; ++j) {
+                   if (prob[size_t(j)] == T(0)) continue;
+                   const T* v = &in_v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+                   T acc = 0;
+                   for (int c = 0; c < d; ++c) acc += g[c] * v[c];
+                   dp[size_t(j)] = acc;
+                   dsum += prob[size_t(j)] * acc;
+                 }
+                 for (int64_t j = 0; j < s.k_len; ++j) {
+                   const T pj = prob[size_t(j)];
+                   if (pj == T(0)) continue;
+                   const T ds = pj * (dp[size_t(j)] - dsum) * grad[size_t(j)];
+                   const size_t kj = size_t((k_row(p, b, j) * p.heads_kv + hk) * d);
+                   for (int c = 0; c < d; ++c) {
+                     dq[qi + size_t(c)] += ds * in_k[kj + size_t(c)];
+                     dk[kj + size_t(c)] += ds * q[c];
+                     dv[kj + size_t(c)] += pj * g[c];
+                   }
+                 }
+               });
   dq_out.assign(dq.begin(), dq.end());
   dk_out.assign(dk.begin(), dk.end());
   dv_out.assign(dv.begin(), dv.end());
@@ -173,25 +185,17 @@ void forward(const AttnParams& p, const Inputs& in, std::vector<double>& o, std:
   lse.assign(size_t(p.varlen ? int64_t(p.heads_q) * p.total_q
                              : int64_t(p.batch) * p.heads_q * p.seqlen_q),
              -std::numeric_limits<double>::infinity());
-  std::vector<double> prob, grad;
-  for (int b = 0; b < p.batch; ++b) {
-    const core::SeqInfo s = core::seq_info(p, b);
-    const core::Mask mask(s.q_len, s.k_len, p.window_left, p.window_right);
-    for (int h = 0; h < p.heads_q; ++h) {
-      const int hk = h / p.group_size();
-      for (int64_t i = 0; i < s.q_len; ++i) {
-        double row_lse;
-        row_probs(p, in.q, in.k, mask, b, h, i, prob, grad, &row_lse);
-        lse[size_t(lse_index(p, b, h, i))] = row_lse;
-        double* out = &o[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
-        for (int64_t j = 0; j < s.k_len; ++j) {
-          if (prob[size_t(j)] == 0.0) continue;
-          const double* v = &in.v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
-          for (int c = 0; c < d; ++c) out[c] += prob[size_t(j)] * v[c];
-        }
-      }
-    }
-  }
+  for_each_row(p, in.q, in.k,
+               [&](int b, const core::SeqInfo& s, int h, int hk, int64_t i,
+                   const std::vector<double>& prob, const std::vector<double>&, double row_lse) {
+                 lse[size_t(lse_index(p, b, h, i))] = row_lse;
+                 double* out = &o[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
+                 for (int64_t j = 0; j < s.k_len; ++j) {
+                   if (prob[size_t(j)] == 0.0) continue;
+                   const double* v = &in.v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+                   for (int c = 0; c < d; ++c) out[c] += prob[size_t(j)] * v[c];
+                 }
+               });
 }
 
 void backward(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
@@ -202,7 +206,9 @@ void backward(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
 void backward_float32(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
                       std::vector<double>& dk, std::vector<double>& dv) {
   // Exact: the inputs were read from fp32/fp16/bf16 tensors.
-  const auto narrow = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
+  const auto narrow = [](const std::vector<double>& x) {
+    return std::vector<float>(x.begin(), x.end());
+  };
   backward_in<float>(p, narrow(in.q), narrow(in.k), narrow(in.v), narrow(in.dout), dq, dk, dv);
 }
 

@@ -78,10 +78,9 @@ void check_backward(const CaseSpec& spec_in) {
   ref::backward(pr.p, in, dq, dk, dv);
   ref::backward_float32(pr.p, in, peer_dq, peer_dk, peer_dv);
   const double rel = grad_rel(spec.dtype);
-  for (auto [t, want, peer, name] :
-       {std::make_tuple(test::Tensor::DQ, &dq, &peer_dq, "dQ"),
-        std::make_tuple(test::Tensor::DK, &dk, &peer_dk, "dK"),
-        std::make_tuple(test::Tensor::DV, &dv, &peer_dv, "dV")}) {
+  for (auto [t, want, peer, name] : {std::make_tuple(test::Tensor::DQ, &dq, &peer_dq, "dQ"),
+                                     std::make_tuple(test::Tensor::DK, &dk, &peer_dk, "dK"),
+                                     std::make_tuple(test::Tensor::DV, &dv, &peer_dv, "dV")}) {
     const test::ErrorReport e = test::compare(test::read_dense(pr, t), *want);
     // The fixed rule, or twice the naive float32 peer's error where the problem's conditioning
     // (scores of heavy-tailed inputs in the hundreds, sums over GQA groups) makes any fp32
@@ -90,8 +89,10 @@ void check_backward(const CaseSpec& spec_in) {
     const double tol = std::max(test::tolerance(*want, spec.dtype, rel), 2 * peer_err + 2e-5);
     report(name, e, tol);
     if (std::getenv("FA_TEST_VERBOSE"))
-      std::printf("         peer err %.3e rule %.3e\n", peer_err, test::tolerance(*want, spec.dtype, rel));
-    EXPECT_LE(e.max_err, tol) << name << ": " << e.str() << " (float32 peer err " << peer_err << ")";
+      std::printf("         peer err %.3e rule %.3e\n", peer_err,
+                  test::tolerance(*want, spec.dtype, rel));
+    EXPECT_LE(e.max_err, tol) << name << ": " << e.str() << " (float32 peer err " << peer_err
+                              << ")";
     EXPECT_EQ(test::gaps_overwritten(pr, t), 0) << name << " written outside the tensor";
   }
 }
