@@ -3,7 +3,7 @@
 // formulas dP = dO V^T, D = sum_j P dP, dS = P (dP - D) * d(score)/d(qk), dQ = dS K,
 // dK += dS^T Q, dV += P^T dO, summed over the query heads of a GQA group. No tiling, no online
 // softmax: it shares only the mask definition (core::Mask) with the backends. The backward is a
-// template on the arithmetic type so that the same code gives the float32 peer of the tests.
+// template on the arithmetic type so that the same code gives the float32 peers of the tests.
 #include "cpu/reference.hpp"
 
 #include <algorithm>
@@ -112,49 +112,93 @@ void for_each_row(const AttnParams& p, const std::vector<T>& in_q, const std::ve
   }
 }
 
-// The backward's textbook formulas, every value and sum in T. The outputs are written as double.
+// O = P V and the LSE, every value and sum in T; the outputs are written as double.
+template <class T>
+void forward_in(const AttnParams& p, const std::vector<T>& in_q, const std::vector<T>& in_k,
+                const std::vector<T>& in_v, std::vector<double>& o_out, std::vector<double>& lse) {
+  const int d = p.head_dim;
+  std::vector<T> o(size_t(dense_q_rows(p) * p.heads_q * d), T(0));
+  lse.assign(
+      size_t(p.varlen ? int64_t(p.heads_q) * p.total_q : int64_t(p.batch) * p.heads_q * p.seqlen_q),
+      -std::numeric_limits<double>::infinity());
+  const auto row = [&](int b, const core::SeqInfo& s, int h, int hk, int64_t i,
+                       const std::vector<T>& prob, const std::vector<T>&, T row_lse) {
+    lse[size_t(lse_index(p, b, h, i))] = row_lse;
+    T* out = &o[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
+    for (int64_t j = 0; j < s.k_len; ++j) {
+      if (prob[size_t(j)] == T(0)) continue;
+      const T* v = &in_v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+      for (int c = 0; c < d; ++c) out[c] += prob[size_t(j)] * v[c];
+    }
+  };
+  for_each_row(p, in_q, in_k, row);
+  o_out.assign(o.begin(), o.end());
+}
+
+// The backward's textbook formulas, every value and sum in T; the outputs are written as double.
+// stored_o: D = dO . O with O rounded to p.dtype, as an implementation that stores O computes it;
+// otherwise D = sum_j P_j dP_j.
 template <class T>
 void backward_in(const AttnParams& p, const std::vector<T>& in_q, const std::vector<T>& in_k,
-                 const std::vector<T>& in_v, const std::vector<T>& in_dout,
+                 const std::vector<T>& in_v, const std::vector<T>& in_dout, bool stored_o,
                  std::vector<double>& dq_out, std::vector<double>& dk_out,
                  std::vector<double>& dv_out) {
   const int d = p.head_dim;
   std::vector<T> dq(size_t(dense_q_rows(p) * p.heads_q * d), T(0));
   std::vector<T> dk(size_t(dense_k_rows(p) * p.heads_kv * d), T(0));
   std::vector<T> dv(dk.size(), T(0));
-  std::vector<T> dp;
-  for_each_row(p, in_q, in_k,
-               [&](int b, const core::SeqInfo& s, int h, int hk, int64_t i,
-                   const std::vector<T>& prob, const std::vector<T>& grad, T) {
-                 const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
-                 const T* q = &in_q[qi];
-                 const T* g = &in_dout[qi];
-                 // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
-                 dp.assign(size_t(s.k_len), T(0));
-                 T dsum = 0;
-                 for (int64_t j = 0; j < s.k_len; ++j) {
-                   if (prob[size_t(j)] == T(0)) continue;
-                   const T* v = &in_v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
-                   T acc = 0;
-                   for (int c = 0; c < d; ++c) acc += g[c] * v[c];
-                   dp[size_t(j)] = acc;
-                   dsum += prob[size_t(j)] * acc;
-                 }
-                 for (int64_t j = 0; j < s.k_len; ++j) {
-                   const T pj = prob[size_t(j)];
-                   if (pj == T(0)) continue;
-                   const T ds = pj * (dp[size_t(j)] - dsum) * grad[size_t(j)];
-                   const size_t kj = size_t((k_row(p, b, j) * p.heads_kv + hk) * d);
-                   for (int c = 0; c < d; ++c) {
-                     dq[qi + size_t(c)] += ds * in_k[kj + size_t(c)];
-                     dk[kj + size_t(c)] += ds * q[c];
-                     dv[kj + size_t(c)] += pj * g[c];
-                   }
-                 }
-               });
+  std::vector<T> dp, o;
+  std::vector<float> o_stored(size_t(d));
+  std::vector<float> o_bytes(size_t(d));  // room for d values of any dtype up to 4 bytes
+  const auto row = [&](int b, const core::SeqInfo& s, int h, int hk, int64_t i,
+                       const std::vector<T>& prob, const std::vector<T>& grad, T) {
+    const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
+    const T* q = &in_q[qi];
+    const T* g = &in_dout[qi];
+    // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
+    dp.assign(size_t(s.k_len), T(0));
+    o.assign(size_t(d), T(0));
+    T dsum = 0;
+    for (int64_t j = 0; j < s.k_len; ++j) {
+      const T pj = prob[size_t(j)];
+      if (pj == T(0)) continue;
+      const T* v = &in_v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
+      T acc = 0;
+      for (int c = 0; c < d; ++c) {
+        acc += g[c] * v[c];
+        o[size_t(c)] += pj * v[c];
+      }
+      dp[size_t(j)] = acc;
+      dsum += pj * acc;
+    }
+    if (stored_o) {
+      for (int c = 0; c < d; ++c) o_stored[size_t(c)] = float(o[size_t(c)]);
+      cpu::store_span(o_stored.data(), d, p.dtype, o_bytes.data());
+      cpu::load_span(o_bytes.data(), p.dtype, d, o_stored.data());
+      dsum = 0;
+      for (int c = 0; c < d; ++c) dsum += g[c] * T(o_stored[size_t(c)]);
+    }
+    for (int64_t j = 0; j < s.k_len; ++j) {
+      const T pj = prob[size_t(j)];
+      if (pj == T(0)) continue;
+      const T ds = pj * (dp[size_t(j)] - dsum) * grad[size_t(j)];
+      const size_t kj = size_t((k_row(p, b, j) * p.heads_kv + hk) * d);
+      for (int c = 0; c < d; ++c) {
+        dq[qi + size_t(c)] += ds * in_k[kj + size_t(c)];
+        dk[kj + size_t(c)] += ds * q[c];
+        dv[kj + size_t(c)] += pj * g[c];
+      }
+    }
+  };
+  for_each_row(p, in_q, in_k, row);
   dq_out.assign(dq.begin(), dq.end());
   dk_out.assign(dk.begin(), dk.end());
   dv_out.assign(dv.begin(), dv.end());
+}
+
+// Exact: the inputs were read from fp32/fp16/bf16 tensors.
+std::vector<float> narrow(const std::vector<double>& x) {
+  return {x.begin(), x.end()};
 }
 
 }  // namespace
@@ -180,36 +224,23 @@ Inputs load(const AttnParams& p) {
 }
 
 void forward(const AttnParams& p, const Inputs& in, std::vector<double>& o, std::vector<double>& lse) {
-  const int d = p.head_dim;
-  o.assign(size_t(dense_q_rows(p) * p.heads_q * d), 0.0);
-  lse.assign(size_t(p.varlen ? int64_t(p.heads_q) * p.total_q
-                             : int64_t(p.batch) * p.heads_q * p.seqlen_q),
-             -std::numeric_limits<double>::infinity());
-  for_each_row(p, in.q, in.k,
-               [&](int b, const core::SeqInfo& s, int h, int hk, int64_t i,
-                   const std::vector<double>& prob, const std::vector<double>&, double row_lse) {
-                 lse[size_t(lse_index(p, b, h, i))] = row_lse;
-                 double* out = &o[size_t((q_row(p, b, i) * p.heads_q + h) * d)];
-                 for (int64_t j = 0; j < s.k_len; ++j) {
-                   if (prob[size_t(j)] == 0.0) continue;
-                   const double* v = &in.v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
-                   for (int c = 0; c < d; ++c) out[c] += prob[size_t(j)] * v[c];
-                 }
-               });
+  forward_in<double>(p, in.q, in.k, in.v, o, lse);
 }
 
 void backward(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
               std::vector<double>& dk, std::vector<double>& dv) {
-  backward_in<double>(p, in.q, in.k, in.v, in.dout, dq, dk, dv);
+  backward_in<double>(p, in.q, in.k, in.v, in.dout, false, dq, dk, dv);
+}
+
+void forward_float32(const AttnParams& p, const Inputs& in, std::vector<double>& o,
+                     std::vector<double>& lse) {
+  forward_in<float>(p, narrow(in.q), narrow(in.k), narrow(in.v), o, lse);
 }
 
 void backward_float32(const AttnParams& p, const Inputs& in, std::vector<double>& dq,
                       std::vector<double>& dk, std::vector<double>& dv) {
-  // Exact: the inputs were read from fp32/fp16/bf16 tensors.
-  const auto narrow = [](const std::vector<double>& x) {
-    return std::vector<float>(x.begin(), x.end());
-  };
-  backward_in<float>(p, narrow(in.q), narrow(in.k), narrow(in.v), narrow(in.dout), dq, dk, dv);
+  backward_in<float>(p, narrow(in.q), narrow(in.k), narrow(in.v), narrow(in.dout), true, dq, dk,
+                     dv);
 }
 
 void forward(const AttnParams& p, std::vector<double>& o, std::vector<double>& lse) {

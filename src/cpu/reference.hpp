@@ -31,9 +31,12 @@ void forward(const core::AttnParams& p, const Inputs& in, std::vector<double>& o
 void backward(const core::AttnParams& p, const Inputs& in, std::vector<double>& dq,
               std::vector<double>& dk, std::vector<double>& dv);
 
-// The backward's same textbook formulas evaluated in float32, sums in order: the error a
-// straightforward fp32 implementation makes on these inputs. Tests use it as the peer of the error
-// rule where conditioning, not our code, sets the error (heavy-tailed scores, long GQA sums).
+// The float32 peers: the same formulas evaluated in float32, sums in order, and in the backward
+// D = dO . O with O stored in p.dtype (as FlashAttention computes it). Their error is what a
+// straightforward float32 implementation misses by on these inputs; tests allow twice it where
+// conditioning, not our code, sets the error (heavy-tailed scores, long GQA sums, fp16 O in D).
+void forward_float32(const core::AttnParams& p, const Inputs& in, std::vector<double>& o,
+                     std::vector<double>& lse);
 void backward_float32(const core::AttnParams& p, const Inputs& in, std::vector<double>& dq,
                       std::vector<double>& dk, std::vector<double>& dv);
 
