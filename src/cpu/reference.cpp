@@ -148,8 +148,9 @@ void backward_in(const AttnParams& p, const std::vector<T>& in_q, const std::vec
   std::vector<T> dk(size_t(dense_k_rows(p) * p.heads_kv * d), T(0));
   std::vector<T> dv(dk.size(), T(0));
   std::vector<T> dp, o;
-  std::vector<float> o_stored(size_t(d));
-  std::vector<float> o_bytes(size_t(d));  // room for d values of any dtype up to 4 bytes
+  std::vector<float> o_stored(static_cast<size_t>(d));
+  // O stored in p.dtype: room for d values of at most 4 bytes each.
+  std::vector<float> o_bytes(static_cast<size_t>(d));
   const auto row = [&](int b, const core::SeqInfo& s, int h, int hk, int64_t i,
                        const std::vector<T>& prob, const std::vector<T>& grad, T) {
     const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);

@@ -78,8 +78,9 @@ TEST(Reference, BackwardMatchesFiniteDifferences) {
   check_fd(v);
 }
 
-// The float32 peer computes the same gradients as the reference (to float32 accuracy), and it
-// really is float32: on generic inputs it is not bit-identical to the double evaluation.
+// The float32 peers compute the same outputs and gradients as the reference (to float32
+// accuracy), and they really are float32: on generic inputs not bit-identical to the double
+// evaluation.
 TEST(Reference, Float32PeerTracksReference) {
   test::CaseSpec s;
   s.heads_q = 4;
@@ -93,10 +94,13 @@ TEST(Reference, Float32PeerTracksReference) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   test::Problem pr = test::make_problem(s, seed);
   const ref::Inputs in = ref::load(pr.p);
-  std::vector<double> dq, dk, dv, fq, fk, fv;
+  std::vector<double> o, lse, fo, flse, dq, dk, dv, fq, fk, fv;
+  ref::forward(pr.p, in, o, lse);
+  ref::forward_float32(pr.p, in, fo, flse);
   ref::backward(pr.p, in, dq, dk, dv);
   ref::backward_float32(pr.p, in, fq, fk, fv);
-  for (auto [want, got, name] : {std::make_tuple(&dq, &fq, "dq"), std::make_tuple(&dk, &fk, "dk"),
+  for (auto [want, got, name] : {std::make_tuple(&o, &fo, "o"), std::make_tuple(&lse, &flse, "lse"),
+                                 std::make_tuple(&dq, &fq, "dq"), std::make_tuple(&dk, &fk, "dk"),
                                  std::make_tuple(&dv, &fv, "dv")}) {
     ASSERT_EQ(want->size(), got->size()) << name;
     const test::ErrorReport e = test::compare(*got, *want);
