@@ -2,8 +2,8 @@
 // the visible keys, a two-pass softmax (max, then sum of exp), and the backward by the textbook
 // formulas dP = dO V^T, D = sum_j P dP, dS = P (dP - D) * d(score)/d(qk), dQ = dS K,
 // dK += dS^T Q, dV += P^T dO, summed over the query heads of a GQA group. No tiling, no online
-// softmax: it shares only the mask definition (core::Mask) with the backends. The backward is a
-// template on the arithmetic type so that the same code gives the float32 peers of the tests.
+// softmax: it shares only the mask definition (core::Mask) with the backends. Both passes are
+// templates on the arithmetic type so that the same code gives the float32 peers of the tests.
 #include "cpu/reference.hpp"
 
 #include <algorithm>
@@ -156,27 +156,26 @@ void backward_in(const AttnParams& p, const std::vector<T>& in_q, const std::vec
     const size_t qi = size_t((q_row(p, b, i) * p.heads_q + h) * d);
     const T* q = &in_q[qi];
     const T* g = &in_dout[qi];
-    // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O).
+    // dP_j = dO . v_j and D = sum_j P_j dP_j (= dO . O), or dO . O from O = sum_j P_j v_j stored.
     dp.assign(size_t(s.k_len), T(0));
-    o.assign(size_t(d), T(0));
+    o.assign(stored_o ? size_t(d) : 0, T(0));
     T dsum = 0;
     for (int64_t j = 0; j < s.k_len; ++j) {
       const T pj = prob[size_t(j)];
       if (pj == T(0)) continue;
       const T* v = &in_v[size_t((k_row(p, b, j) * p.heads_kv + hk) * d)];
       T acc = 0;
-      for (int c = 0; c < d; ++c) {
-        acc += g[c] * v[c];
-        o[size_t(c)] += pj * v[c];
-      }
+      for (int c = 0; c < d; ++c) acc += g[c] * v[c];
       dp[size_t(j)] = acc;
-      dsum += pj * acc;
+      if (stored_o)
+        for (int c = 0; c < d; ++c) o[size_t(c)] += pj * v[c];
+      else
+        dsum += pj * acc;
     }
     if (stored_o) {
       for (int c = 0; c < d; ++c) o_stored[size_t(c)] = float(o[size_t(c)]);
       cpu::store_span(o_stored.data(), d, p.dtype, o_bytes.data());
       cpu::load_span(o_bytes.data(), p.dtype, d, o_stored.data());
-      dsum = 0;
       for (int c = 0; c < d; ++c) dsum += g[c] * T(o_stored[size_t(c)]);
     }
     for (int64_t j = 0; j < s.k_len; ++j) {
