@@ -484,6 +484,12 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse) {
   return ::testing::AssertionSuccess() << r.detail;
 }
 
+std::string rule_property(const RuleResult& r) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4e / bound %.4e", r.err, r.bound);
+  return buf;
+}
+
 ::testing::AssertionResult check_masked_rows_zero(const Problem& pb, const std::vector<double>& o,
                                                   const std::vector<double>& ref_lse) {
   const Case& c = pb.c;

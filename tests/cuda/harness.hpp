@@ -160,6 +160,9 @@ struct RuleResult {
 ::testing::AssertionResult check_rule(const char* what, const std::vector<double>& ours,
                                       const std::vector<double>& ref, const std::vector<double>& naive,
                                       bool is_lse, RuleResult* res);
+// "<err> / bound <bound>" in %.4e: the test XML's per-output property, read by
+// scripts/gpu/seeds.sh (std::to_string's fixed 6 decimals would print an LSE error of 1.3e-5 as 1e-5).
+std::string rule_property(const RuleResult& r);
 
 // Rows the reference found fully masked (LSE = -inf) must have O exactly 0 in ours.
 ::testing::AssertionResult check_masked_rows_zero(const Problem& pb, const std::vector<double>& o,

@@ -271,8 +271,9 @@ TEST_P(CudaForward, Matches) {
   if (c.layout == Layout::Padded || c.layout == Layout::HeadMajor) {
     EXPECT_TRUE(check_untouched_outside(*outs.buffers[0], {&outs.q}));
   }
-  RecordProperty("err_O", std::to_string(ro.err) + " / bound " + std::to_string(ro.bound));
-  RecordProperty("err_LSE", std::to_string(rl.err) + " / bound " + std::to_string(rl.bound));
+  RecordProperty("seed", std::to_string(pb.seed));
+  RecordProperty("err_O", rule_property(ro));
+  RecordProperty("err_LSE", rule_property(rl));
 }
 
 TEST_P(CudaBackward, Matches) {
@@ -316,9 +317,10 @@ TEST_P(CudaBackward, Matches) {
     EXPECT_TRUE(check_untouched_outside(*grads.buffers[1], {&grads.k}));
     EXPECT_TRUE(check_untouched_outside(*grads.buffers[2], {&grads.v}));
   }
-  RecordProperty("err_dQ", std::to_string(rq.err) + " / bound " + std::to_string(rq.bound));
-  RecordProperty("err_dK", std::to_string(rk.err) + " / bound " + std::to_string(rk.bound));
-  RecordProperty("err_dV", std::to_string(rv.err) + " / bound " + std::to_string(rv.bound));
+  RecordProperty("seed", std::to_string(pb.seed));
+  RecordProperty("err_dQ", rule_property(rq));
+  RecordProperty("err_dK", rule_property(rk));
+  RecordProperty("err_dV", rule_property(rv));
 }
 
 INSTANTIATE_TEST_SUITE_P(Quick, CudaForward, ::testing::Combine(::testing::ValuesIn(quick_cases()),

@@ -198,8 +198,8 @@ TEST_P(CudaPackGqa, Matches) {
   if (c.layout == Layout::Padded || c.layout == Layout::HeadMajor) {
     EXPECT_TRUE(check_untouched_outside(*outs.buffers[0], {&outs.q}));
   }
-  RecordProperty("err_O", std::to_string(ro.err) + " / bound " + std::to_string(ro.bound));
-  RecordProperty("err_LSE", std::to_string(rl.err) + " / bound " + std::to_string(rl.bound));
+  RecordProperty("err_O", rule_property(ro));
+  RecordProperty("err_LSE", rule_property(rl));
 }
 
 INSTANTIATE_TEST_SUITE_P(PackGqa, CudaPackGqa,
