@@ -38,7 +38,8 @@ CASES = [
 DEV = "cuda"  # --smoke: "cpu"
 
 # Score-accumulation models (emulated in float64, LSE of their fp32 scores): (group, round toward zero).
-EMULATIONS = {"emu_tc16_rz": (16, True), "emu_tc8_rz": (8, True), "emu_seq_rn": (1, False)}
+EMULATIONS = {"emu_tc16_rz": (16, True), "emu_tc8_rz": (8, True), "emu_seq_rn": (1, False),
+              "emu_tc16_al24": (16, True, 23), "emu_tc8_al24": (8, True, 23), "emu_tc16_al27": (16, True, 26)}
 
 
 def student_t3(torch, shape, gen):
@@ -95,16 +96,32 @@ def rz_f32(torch, x):
     return torch.where(over, torch.nextafter(r, torch.zeros_like(r)), r)
 
 
-def emulated_scores_lse(torch, q, k, scale, causal, group, rz):
+def aligned_group_sum(torch, qt, kt, g0, group, acc, bits):
+    """A tensor core's step as Fasi et al. (2021) describe it for fp16 inputs: the group's exact
+    products and the accumulator aligned to the largest exponent among them, each truncated to
+    `bits` bits below it, summed exactly. float64 in, float64 out (before the final rounding)."""
+    prods = qt[..., g0:g0 + group].unsqueeze(-2) * kt[..., g0:g0 + group].unsqueeze(-3)  # b h n n g
+    terms = prods if acc is None else torch.cat([prods, acc.double().unsqueeze(-1)], -1)
+    top = terms.abs().amax(-1, keepdim=True)
+    quantum = torch.exp2(torch.floor(torch.log2(top.clamp_min(1e-300))) - bits)
+    return (torch.trunc(terms / quantum) * quantum).sum(-1)
+
+
+def emulated_scores_lse(torch, q, k, scale, causal, group, rz, align_bits=None):
     """LSE (in float64) of fp32 scores accumulated the way a model of a tensor core does: the
-    exact sum of `group` products added to an fp32 accumulator, rounded toward zero (rz) or to
-    nearest; group 1 with rz False is a sequential fp32 FMA chain. Isolates the score error."""
+    sum of `group` products added to an fp32 accumulator, rounded toward zero (rz) or to
+    nearest; group 1 with rz False is a sequential fp32 FMA chain. With align_bits the group's
+    terms are first truncated at that many bits below the largest (aligned_group_sum). Isolates
+    the score error."""
     qt, kt = (x.double().transpose(1, 2) for x in (q, k))
     d = q.shape[-1]
     acc = None
     for g in range(0, d, group):
-        part = qt[..., g:g + group] @ kt[..., g:g + group].transpose(-1, -2)
-        tot = part if acc is None else acc.double() + part
+        if align_bits is not None:
+            tot = aligned_group_sum(torch, qt, kt, g, group, acc, align_bits)
+        else:
+            part = qt[..., g:g + group] @ kt[..., g:g + group].transpose(-1, -2)
+            tot = part if acc is None else acc.double() + part
         acc = rz_f32(torch, tot) if rz else tot.float()
     s = (acc * scale).double()
     if causal:
