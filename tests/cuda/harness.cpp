@@ -390,9 +390,11 @@ void compute_reference(const Problem& pb, bool backward, Reference* r) {
   TensorSet outs = make_outputs(pb, false);
   const core::AttnParams p = params_for(pb, outs.q, &pb.dout_set.q);
   const DenseDims dd = dense_dims(p);
-  DeviceBuffer o(dd.o_elems() * 8), lse(dd.lse_elems() * 8), no(dd.o_elems() * 8), nlse(dd.lse_elems() * 8);
-  for (auto* b : {&o, &lse, &no, &nlse}) b->poison();
-  cuda_ok(reference_forward(p, Precision::F64, o.as<double>(), lse.as<double>(), nullptr), "reference_forward f64");
+  DeviceBuffer o(dd.o_elems() * 8), lse(dd.lse_elems() * 8), no(dd.o_elems() * 8), nlse(dd.lse_elems() * 8),
+      terms(dd.lse_elems() * 8);
+  for (auto* b : {&o, &lse, &no, &nlse, &terms}) b->poison();
+  cuda_ok(reference_forward(p, Precision::F64, o.as<double>(), lse.as<double>(), nullptr, terms.as<double>()),
+          "reference_forward f64");
   cuda_ok(reference_forward(p, Precision::Naive, no.as<double>(), nlse.as<double>(), nullptr),
           "reference_forward naive");
   cuda_ok(cudaDeviceSynchronize(), "reference forward");
@@ -400,6 +402,7 @@ void compute_reference(const Problem& pb, bool backward, Reference* r) {
   r->lse = to_host(lse.as<double>(), dd.lse_elems());
   r->n_o = to_host(no.as<double>(), dd.o_elems());
   r->n_lse = to_host(nlse.as<double>(), dd.lse_elems());
+  r->lse_terms = to_host(terms.as<double>(), dd.lse_elems());
   r->has_backward = false;
   if (!backward) return;
   DeviceBuffer dq(dd.o_elems() * 8), dk(dd.k_elems() * 8), dv(dd.k_elems() * 8);
@@ -441,13 +444,24 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse) {
   return std::vector<double>(f.begin(), f.end());
 }
 
+// LSE allowance for the scores' fp32 accumulation, in units of 2^-24 * score_terms (half an ulp of
+// the largest sum of |q_d k_d| a row's scores add up). MEASURED VALUE PENDING.
+// FA_TEST_LSE_TERMS_ULPS=<x> replaces it (calibration runs: scripts/gpu/lse_calibrate.sh).
+double lse_terms_ulps() {
+  static const double v = [] {
+    const char* env = std::getenv("FA_TEST_LSE_TERMS_ULPS");
+    return env ? std::strtod(env, nullptr) : 0.0;
+  }();
+  return v;
+}
+
 ::testing::AssertionResult check_rule(const char* what, const std::vector<double>& ours,
                                       const std::vector<double>& ref, const std::vector<double>& naive,
-                                      bool is_lse, RuleResult* res) {
+                                      bool is_lse, RuleResult* res, const std::vector<double>* lse_terms) {
   RuleResult r;
   size_t worst = 0, bad = 0, first_bad = size_t(-1);
   std::string first_bad_why;
-  if (ours.size() != ref.size() || naive.size() != ref.size())
+  if (ours.size() != ref.size() || naive.size() != ref.size() || (lse_terms && lse_terms->size() != ref.size()))
     return ::testing::AssertionFailure() << what << ": size mismatch";
   for (size_t e = 0; e < ref.size(); ++e) {
     const double o = ours[e], rf = ref[e], nv = naive[e];
@@ -464,7 +478,14 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse) {
     // LSE is an fp32 output: its last bits cannot be closer to the truth than a few fp32 ulps of
     // its magnitude (|LSE| reaches 270 on the heavy-tailed inputs, where one ulp is 3e-5, more
     // than the rule's absolute 1e-5), so the comparison forgives 4 ulps of |ref| for LSE alone.
-    const double slack = is_lse ? 4.0 * std::ldexp(std::fabs(rf), -23) : 0.0;
+    double slack = is_lse ? 4.0 * std::ldexp(std::fabs(rf), -23) : 0.0;
+    // The scores behind an LSE are fp32 sums of d products; the naive peer sums them pairwise on
+    // CUDA cores, every tensor-core kernel (ours and PyTorch's) in fp32 MMA steps. On heavy-tailed
+    // inputs those products are far larger than the score, and the MMA's accumulation error
+    // (a few ulps of sum |q_d k_d|, see lse_terms_ulps) dominates the LSE's error while the peer's
+    // stays near an ulp of |LSE|. That allowance is forgiven too, per row.
+    if (is_lse && lse_terms && std::isfinite((*lse_terms)[e]))
+      slack = std::max(slack, lse_terms_ulps() * std::ldexp((*lse_terms)[e], -24));
     const double err = std::max(0.0, std::fabs(o - rf) - slack);
     if (err > r.err) r.err = err, worst = e;
     if (std::isfinite(nv)) r.naive_err = std::max(r.naive_err, std::fabs(nv - rf));
@@ -473,7 +494,10 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse) {
   std::ostringstream s;
   s << what << ": max|ours-ref| = " << r.err << " (at " << worst << ": ours " << (ours.empty() ? 0 : ours[worst])
     << ", ref " << (ref.empty() ? 0 : ref[worst]) << "), max|naive-ref| = " << r.naive_err << ", bound "
-    << r.bound << (is_lse ? " (LSE errors counted beyond 4 fp32 ulps of |ref|)" : "");
+    << r.bound
+    << (is_lse ? (lse_terms ? " (LSE errors counted beyond 4 fp32 ulps of |ref| or the score accumulation allowance)"
+                            : " (LSE errors counted beyond 4 fp32 ulps of |ref|)")
+               : "");
   r.detail = s.str();
   if (res) *res = r;
   if (bad)

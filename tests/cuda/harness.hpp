@@ -134,6 +134,7 @@ core::AttnParams params_for(const Problem& pb, const fa_tensor& out, const fa_te
 struct Reference {
   std::vector<double> o, lse, dq, dk, dv;        // float64
   std::vector<double> n_o, n_lse, n_dq, n_dk, n_dv;  // naive same precision
+  std::vector<double> lse_terms;                     // per LSE row: reference_forward's score_terms
   bool has_backward = false;
 };
 void compute_reference(const Problem& pb, bool backward, Reference* r);  // throws on CUDA errors
@@ -153,13 +154,15 @@ std::vector<double> gather(const Problem& pb, const fa_tensor& t, bool like_q);
 std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse);
 
 // The 2x rule for one output; for LSE pass is_lse = true (-inf must match -inf exactly).
+// lse_terms (LSE only, optional): the reference's score_terms per row; see check_rule.
 struct RuleResult {
   double err = 0, naive_err = 0, bound = 0;
   std::string detail;
 };
 ::testing::AssertionResult check_rule(const char* what, const std::vector<double>& ours,
                                       const std::vector<double>& ref, const std::vector<double>& naive,
-                                      bool is_lse, RuleResult* res);
+                                      bool is_lse, RuleResult* res,
+                                      const std::vector<double>* lse_terms = nullptr);
 // "<err> / bound <bound>" in %.4e: the test XML's per-output property, read by
 // scripts/gpu/seeds.sh (std::to_string's fixed 6 decimals would print an LSE error of 1.3e-5 as 1e-5).
 std::string rule_property(const RuleResult& r);

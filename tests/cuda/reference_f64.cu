@@ -148,7 +148,8 @@ __device__ __forceinline__ int64_t dense_lse(const AttnParams& p, const SeqInfo&
 // Forward: grid (max q rows, Hq, B); dynamic shared memory = k_len Acc's (the score row).
 // ---------------------------------------------------------------------------------------------
 template <Precision kPrec>
-__global__ void __launch_bounds__(kThreads) forward_kernel(AttnParams p, double* o_out, double* lse_out) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(AttnParams p, double* o_out, double* lse_out, double* terms_out) {
   using A = Arith<kPrec>;
   using Acc = typename A::Acc;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -169,15 +170,30 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(AttnParams p, double*
   for (int d = threadIdx.x; d < D; d += kThreads) q_row[d] = Acc(load_elem(p.q, p.dtype, q_off + d));
   __syncthreads();
 
-  // Scores of this row; masked keys get -inf.
+  // Scores of this row; masked keys get -inf. terms: the largest sum of |q_d k_jd| over visible
+  // keys (what bounds any fp32 accumulation's error in a score: reference_f64.hpp).
+  Acc terms = 0;
   for (int64_t j = warp; j < s.k_len; j += kWarps) {
     const int64_t k_off = p.k_str.offset(b, s.k_start + j, hk);
-    Acc dot = 0;
-    for (int d = lane; d < D; d += 32) dot += q_row[d] * Acc(load_elem(p.k, p.dtype, k_off + d));
+    Acc dot = 0, abs_dot = 0;
+    for (int d = lane; d < D; d += 32) {
+      const Acc t = q_row[d] * Acc(load_elem(p.k, p.dtype, k_off + d));
+      dot += t;
+      if (terms_out) abs_dot += t < 0 ? -t : t;
+    }
     dot = warp_sum(dot);
-    if (lane == 0) row[j] = mask.allowed(i, j) ? A::transform(dot, p.scale, p.softcap) : Acc(-INFINITY);
+    const bool allowed = mask.allowed(i, j);
+    if (terms_out && allowed) {
+      abs_dot = warp_sum(abs_dot);
+      terms = abs_dot > terms ? abs_dot : terms;
+    }
+    if (lane == 0) row[j] = allowed ? A::transform(dot, p.scale, p.softcap) : Acc(-INFINITY);
   }
   __syncthreads();
+  if (terms_out) {
+    terms = block_max(terms, red);
+    if (threadIdx.x == 0) terms_out[dense_lse(p, s, b, h, i)] = double(terms) * double(p.scale);
+  }
 
   Acc m = -INFINITY;
   for (int64_t j = threadIdx.x; j < s.k_len; j += kThreads) m = row[j] > m ? row[j] : m;
@@ -436,7 +452,7 @@ cudaError_t set_smem(Kernel k, size_t bytes) {
 }
 
 template <Precision kPrec>
-cudaError_t forward_impl(const AttnParams& p, double* o, double* lse, cudaStream_t stream) {
+cudaError_t forward_impl(const AttnParams& p, double* o, double* lse, double* terms, cudaStream_t stream) {
   using Acc = typename Arith<kPrec>::Acc;
   // Padded: memcheck saw 16-byte reads past seqlen_k entries in the forward (Quick q17_k17).
   const size_t smem = (size_t(p.seqlen_k) + 256) * sizeof(Acc);
@@ -444,7 +460,7 @@ cudaError_t forward_impl(const AttnParams& p, double* o, double* lse, cudaStream
   if (e != cudaSuccess) return e;
   if (p.seqlen_q == 0 || p.batch == 0) return cudaSuccess;
   dim3 grid(unsigned(p.seqlen_q), unsigned(p.heads_q), unsigned(p.batch));
-  forward_kernel<kPrec><<<grid, kThreads, smem, stream>>>(p, o, lse);
+  forward_kernel<kPrec><<<grid, kThreads, smem, stream>>>(p, o, lse, terms);
   return cudaGetLastError();
 }
 
@@ -492,9 +508,9 @@ DenseDims dense_dims(const core::AttnParams& p) {
 }
 
 cudaError_t reference_forward(const core::AttnParams& p, Precision prec, double* o, double* lse,
-                              cudaStream_t stream) {
-  return prec == Precision::F64 ? forward_impl<Precision::F64>(p, o, lse, stream)
-                                : forward_impl<Precision::Naive>(p, o, lse, stream);
+                              cudaStream_t stream, double* score_terms) {
+  return prec == Precision::F64 ? forward_impl<Precision::F64>(p, o, lse, score_terms, stream)
+                                : forward_impl<Precision::Naive>(p, o, lse, score_terms, stream);
 }
 
 cudaError_t reference_backward(const core::AttnParams& p, Precision prec, const double* o,

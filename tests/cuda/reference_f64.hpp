@@ -46,8 +46,12 @@ struct DenseDims {
 DenseDims dense_dims(const core::AttnParams& p);
 
 // Forward: o [o_elems], lse [lse_elems] (device, double). Fully masked rows: o = 0, lse = -inf.
+// score_terms (optional, [lse_elems]): per row, scale * max over visible keys j of
+// sum_d |q_d k_jd| (0 when no key is visible). Any fp32 accumulation of a score's d products
+// errs by at most about d ulps of that sum, whatever the order or rounding, so it sizes the
+// LSE error a kernel's score arithmetic can cause: on heavy-tailed inputs it is many times |LSE|.
 cudaError_t reference_forward(const core::AttnParams& p, Precision prec, double* o, double* lse,
-                              cudaStream_t stream);
+                              cudaStream_t stream, double* score_terms = nullptr);
 
 // Backward from the same precision's forward results (o, lse as produced by reference_forward
 // with the same prec) and p.dout / p.do_str. Writes dq [o_elems], dk/dv [k_elems] (device,
