@@ -63,16 +63,20 @@ def inputs(torch, case, seed):
     return [x.to(dtype).contiguous() for x in (q, k, v)]
 
 
+def hide_future(torch, s, causal, fill=-math.inf):
+    """Scores [.., n, n] with the keys a causal row cannot see (Nq = Nk here) set to fill."""
+    if not causal:
+        return s
+    n = s.shape[-1]
+    return s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device=s.device).tril(), fill)
+
+
 def reference(torch, q, k, v, scale, causal):
     """float64 O [b, n, h, d], LSE [b, h, n] and A_row [b, h, n]."""
     qt, kt, vt = (x.double().transpose(1, 2) for x in (q, k, v))  # b h n d
     s = qt @ kt.transpose(-1, -2) * scale
     a = qt.abs() @ kt.abs().transpose(-1, -2) * scale
-    if causal:
-        n = s.shape[-1]
-        keep = torch.ones(n, n, dtype=torch.bool, device=s.device).tril()
-        s = s.masked_fill(~keep, -math.inf)
-        a = a.masked_fill(~keep, 0.0)
+    s, a = hide_future(torch, s, causal), hide_future(torch, a, causal, 0.0)
     lse = torch.logsumexp(s, -1)
     o = (torch.softmax(s, -1) @ vt).transpose(1, 2)
     return o, lse, a.amax(-1)
@@ -81,9 +85,7 @@ def reference(torch, q, k, v, scale, causal):
 def fp32_plain(torch, q, k, v, scale, causal):
     qt, kt, vt = (x.float().transpose(1, 2) for x in (q, k, v))
     s = qt @ kt.transpose(-1, -2) * scale
-    if causal:
-        n = s.shape[-1]
-        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device=s.device).tril(), -math.inf)
+    s = hide_future(torch, s, causal)
     lse = torch.logsumexp(s, -1)
     o = (torch.softmax(s, -1).to(q.dtype).float() @ vt).transpose(1, 2).to(q.dtype)
     return o, lse
@@ -124,9 +126,7 @@ def emulated_scores_lse(torch, q, k, scale, causal, group, rz, align_bits=None):
             tot = part if acc is None else acc.double() + part
         acc = rz_f32(torch, tot) if rz else tot.float()
     s = (acc * scale).double()
-    if causal:
-        n = s.shape[-1]
-        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device=s.device).tril(), -math.inf)
+    s = hide_future(torch, s, causal)
     return torch.logsumexp(s, -1)
 
 

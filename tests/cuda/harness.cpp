@@ -444,16 +444,12 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse) {
   return std::vector<double>(f.begin(), f.end());
 }
 
-double lse_ulps_per_step() {
-  static const double v = [] {
+std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms, int head_dim) {
+  static const double ulps_per_step = [] {
     const char* env = std::getenv("FA_TEST_LSE_ULPS_PER_STEP");
     return env ? std::strtod(env, nullptr) : 1.0;
   }();
-  return v;
-}
-
-std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms, int head_dim) {
-  const double per_row = lse_ulps_per_step() * ((head_dim + 7) / 8) * std::ldexp(1.0, -23);
+  const double per_row = ulps_per_step * ((head_dim + 7) / 8) * std::ldexp(1.0, -23);
   std::vector<double> a(score_terms.size());
   for (size_t e = 0; e < a.size(); ++e) a[e] = std::isfinite(score_terms[e]) ? per_row * score_terms[e] : 0.0;
   return a;
@@ -493,10 +489,9 @@ std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_
   std::ostringstream s;
   s << what << ": max|ours-ref| = " << r.err << " (at " << worst << ": ours " << (ours.empty() ? 0 : ours[worst])
     << ", ref " << (ref.empty() ? 0 : ref[worst]) << "), max|naive-ref| = " << r.naive_err << ", bound "
-    << r.bound
-    << (is_lse ? (lse_allowance ? " (LSE errors counted beyond 4 fp32 ulps of |ref| or the score accumulation allowance)"
-                            : " (LSE errors counted beyond 4 fp32 ulps of |ref|)")
-               : "");
+    << r.bound;
+  if (is_lse)
+    s << " (LSE errors counted beyond 4 fp32 ulps of |ref|" << (lse_allowance ? " or the score accumulation allowance)" : ")");
   r.detail = s.str();
   if (res) *res = r;
   if (bad)

@@ -159,9 +159,8 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse);
 // naive peer's pairwise CUDA-core sums err far less on heavy-tailed inputs, where those terms are
 // many times the score, so the 2x rule alone would hold tensor-core kernels to a peer none of
 // them matches there. Allowance = ulps_per_step * ceil(d / 8) * 2^-23 * score_terms, with
-// ulps_per_step = lse_ulps_per_step(): FA_TEST_LSE_ULPS_PER_STEP, default below (measured in
-// docs/perf/LOG.md, session 24; scripts/gpu/lse_calibrate.sh).
-double lse_ulps_per_step();
+// ulps_per_step = FA_TEST_LSE_ULPS_PER_STEP, default 1: from a CPU emulation of MMA accumulation
+// (docs/perf/LOG.md, session 24), not yet measured on the GPU (scripts/gpu/lse_calibrate.sh).
 std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms, int head_dim);
 
 // The 2x rule for one output; for LSE pass is_lse = true (-inf must match -inf exactly).
