@@ -390,10 +390,11 @@ void compute_reference(const Problem& pb, bool backward, Reference* r) {
   TensorSet outs = make_outputs(pb, false);
   const core::AttnParams p = params_for(pb, outs.q, &pb.dout_set.q);
   const DenseDims dd = dense_dims(p);
-  DeviceBuffer o(dd.o_elems() * 8), lse(dd.lse_elems() * 8), no(dd.o_elems() * 8), nlse(dd.lse_elems() * 8),
-      terms(dd.lse_elems() * 8);
+  DeviceBuffer o(dd.o_elems() * 8), lse(dd.lse_elems() * 8), no(dd.o_elems() * 8),
+      nlse(dd.lse_elems() * 8), terms(dd.lse_elems() * 8);
   for (auto* b : {&o, &lse, &no, &nlse, &terms}) b->poison();
-  cuda_ok(reference_forward(p, Precision::F64, o.as<double>(), lse.as<double>(), nullptr, terms.as<double>()),
+  cuda_ok(reference_forward(p, Precision::F64, o.as<double>(), lse.as<double>(), nullptr,
+                            terms.as<double>()),
           "reference_forward f64");
   cuda_ok(reference_forward(p, Precision::Naive, no.as<double>(), nlse.as<double>(), nullptr),
           "reference_forward naive");
@@ -402,7 +403,8 @@ void compute_reference(const Problem& pb, bool backward, Reference* r) {
   r->lse = to_host(lse.as<double>(), dd.lse_elems());
   r->n_o = to_host(no.as<double>(), dd.o_elems());
   r->n_lse = to_host(nlse.as<double>(), dd.lse_elems());
-  r->lse_allowance = lse_accumulation_allowance(to_host(terms.as<double>(), dd.lse_elems()), p.head_dim);
+  r->lse_allowance =
+      lse_accumulation_allowance(to_host(terms.as<double>(), dd.lse_elems()), p.head_dim);
   r->has_backward = false;
   if (!backward) return;
   DeviceBuffer dq(dd.o_elems() * 8), dk(dd.k_elems() * 8), dv(dd.k_elems() * 8);
@@ -444,24 +446,28 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse) {
   return std::vector<double>(f.begin(), f.end());
 }
 
-std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms, int head_dim) {
+std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms,
+                                               int head_dim) {
   static const double ulps_per_step = [] {
     const char* env = std::getenv("FA_TEST_LSE_ULPS_PER_STEP");
     return env ? std::strtod(env, nullptr) : 1.0;
   }();
   const double per_row = ulps_per_step * ((head_dim + 7) / 8) * std::ldexp(1.0, -23);
   std::vector<double> a(score_terms.size());
-  for (size_t e = 0; e < a.size(); ++e) a[e] = std::isfinite(score_terms[e]) ? per_row * score_terms[e] : 0.0;
+  for (size_t e = 0; e < a.size(); ++e)
+    a[e] = std::isfinite(score_terms[e]) ? per_row * score_terms[e] : 0.0;
   return a;
 }
 
 ::testing::AssertionResult check_rule(const char* what, const std::vector<double>& ours,
-                                      const std::vector<double>& ref, const std::vector<double>& naive,
-                                      bool is_lse, RuleResult* res, const std::vector<double>* lse_allowance) {
+                                      const std::vector<double>& ref,
+                                      const std::vector<double>& naive, bool is_lse,
+                                      RuleResult* res, const std::vector<double>* lse_allowance) {
   RuleResult r;
   size_t worst = 0, bad = 0, first_bad = size_t(-1);
   std::string first_bad_why;
-  if (ours.size() != ref.size() || naive.size() != ref.size() || (lse_allowance && lse_allowance->size() != ref.size()))
+  if (ours.size() != ref.size() || naive.size() != ref.size() ||
+      (lse_allowance && lse_allowance->size() != ref.size()))
     return ::testing::AssertionFailure() << what << ": size mismatch";
   for (size_t e = 0; e < ref.size(); ++e) {
     const double o = ours[e], rf = ref[e], nv = naive[e];
@@ -487,11 +493,12 @@ std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_
   }
   r.bound = 2.0 * r.naive_err + 1e-5;
   std::ostringstream s;
-  s << what << ": max|ours-ref| = " << r.err << " (at " << worst << ": ours " << (ours.empty() ? 0 : ours[worst])
-    << ", ref " << (ref.empty() ? 0 : ref[worst]) << "), max|naive-ref| = " << r.naive_err << ", bound "
-    << r.bound;
+  s << what << ": max|ours-ref| = " << r.err << " (at " << worst << ": ours "
+    << (ours.empty() ? 0 : ours[worst]) << ", ref " << (ref.empty() ? 0 : ref[worst])
+    << "), max|naive-ref| = " << r.naive_err << ", bound " << r.bound;
   if (is_lse)
-    s << " (LSE errors counted beyond 4 fp32 ulps of |ref|" << (lse_allowance ? " or the score accumulation allowance)" : ")");
+    s << " (LSE errors counted beyond 4 fp32 ulps of |ref|"
+      << (lse_allowance ? " or the score accumulation allowance)" : ")");
   r.detail = s.str();
   if (res) *res = r;
   if (bad)

@@ -161,7 +161,8 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse);
 // them matches there. Allowance = ulps_per_step * ceil(d / 8) * 2^-23 * score_terms, with
 // ulps_per_step = FA_TEST_LSE_ULPS_PER_STEP, default 1: from a CPU emulation of MMA accumulation
 // (docs/perf/LOG.md, session 24), not yet measured on the GPU (scripts/gpu/lse_calibrate.sh).
-std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms, int head_dim);
+std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms,
+                                               int head_dim);
 
 // The 2x rule for one output; for LSE pass is_lse = true (-inf must match -inf exactly).
 // lse_allowance (LSE only, optional): per element, how much error to forgive besides 4 ulps of
@@ -171,11 +172,13 @@ struct RuleResult {
   std::string detail;
 };
 ::testing::AssertionResult check_rule(const char* what, const std::vector<double>& ours,
-                                      const std::vector<double>& ref, const std::vector<double>& naive,
-                                      bool is_lse, RuleResult* res,
+                                      const std::vector<double>& ref,
+                                      const std::vector<double>& naive, bool is_lse,
+                                      RuleResult* res,
                                       const std::vector<double>* lse_allowance = nullptr);
 // "<err> / bound <bound>" in %.4e: the test XML's per-output property, read by
-// scripts/gpu/seeds.sh (std::to_string's fixed 6 decimals would print an LSE error of 1.3e-5 as 1e-5).
+// scripts/gpu/seeds.sh (std::to_string's fixed 6 decimals would print an LSE error of 1.3e-5 as
+// 1e-5).
 std::string rule_property(const RuleResult& r);
 
 // Rows the reference found fully masked (LSE = -inf) must have O exactly 0 in ours.

@@ -452,7 +452,8 @@ cudaError_t set_smem(Kernel k, size_t bytes) {
 }
 
 template <Precision kPrec>
-cudaError_t forward_impl(const AttnParams& p, double* o, double* lse, double* terms, cudaStream_t stream) {
+cudaError_t forward_impl(const AttnParams& p, double* o, double* lse, double* terms,
+                         cudaStream_t stream) {
   using Acc = typename Arith<kPrec>::Acc;
   // Padded: memcheck saw 16-byte reads past seqlen_k entries in the forward (Quick q17_k17).
   const size_t smem = (size_t(p.seqlen_k) + 256) * sizeof(Acc);

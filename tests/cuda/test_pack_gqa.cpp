@@ -192,7 +192,8 @@ TEST_P(CudaPackGqa, Matches) {
   const std::vector<double> lse = lse_to_host(pb, lse_t);
   RuleResult ro, rl;
   EXPECT_TRUE(check_rule("O", o, cache.ref.o, cache.ref.n_o, false, &ro));
-  EXPECT_TRUE(check_rule("LSE", lse, cache.ref.lse, cache.ref.n_lse, true, &rl, &cache.ref.lse_allowance));
+  EXPECT_TRUE(
+      check_rule("LSE", lse, cache.ref.lse, cache.ref.n_lse, true, &rl, &cache.ref.lse_allowance));
   EXPECT_TRUE(check_masked_rows_zero(pb, o, cache.ref.lse));
   // The packed epilogue scatters rows over heads: nothing outside O's view may be written.
   if (c.layout == Layout::Padded || c.layout == Layout::HeadMajor) {
