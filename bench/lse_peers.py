@@ -15,6 +15,11 @@ u·A_row, where A_row = scale · max over visible keys j of sum_d |q_d k_jd| (th
 a score sums) and u = 2^-24 (half an fp32 ulp at 1). Needs torch with CUDA.
 
   python3 bench/lse_peers.py --lib build/libflashattn.so --rounds 30 --out /tmp/lse
+
+--probe: where the scores themselves differ. Each case non-causal with the keys cut to the first
+nk (1, 16, 128, all): with one key l = 1, so LSE = scale·s and any difference between two kernels
+is a difference in the score their MMAs produced for the same q, k. Per method: max error in
+u·A_row, and the share of rows whose LSE is bit-identical to PyTorch's flash kernel's and cuDNN's.
 """
 import argparse
 import ctypes
@@ -166,6 +171,59 @@ def ours(torch, lib, algo, q, k, v, scale, causal):
     return out, lse
 
 
+def run_method(torch, lib, m, q, k, v, scale, causal):
+    if m in EMULATIONS:
+        return None, emulated_scores_lse(torch, q, k, scale, causal, *EMULATIONS[m])
+    if m == "fp32":
+        return fp32_plain(torch, q, k, v, scale, causal)
+    if m.startswith("sdpa"):
+        return sdpa_peer(torch, m, q, k, v, scale, causal)
+    return ours(torch, lib, m, q, k, v, scale, causal)
+
+
+def probe(torch, lib, args):
+    methods = ["fp32", "emu_tc16_rz", "emu_tc16_al24"] if args.smoke else \
+        ["fa1", "fa2", "fa3", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "fp32", "emu_tc16_rz", "emu_tc16_al24"]
+    bases = ["fp32"] if args.smoke else ["sdpa_flash", "sdpa_cudnn"]
+    rows = {}
+    for case in CASES:
+        name, _, d, _, _, n, _, _ = case
+        scale = 1.0 / math.sqrt(d)
+        for nk in sorted({min(x, n) for x in (1, 16, 128, n)}):
+            for r in range(args.rounds):
+                q, k, v = inputs(torch, case, args.seed * 100003 + r)
+                k, v = k[:, :nk].contiguous(), v[:, :nk].contiguous()
+                _, lse_ref, a_row = reference(torch, q, k, v, scale, False)
+                got = {}
+                for m in methods:
+                    try:
+                        got[m] = run_method(torch, lib, m, q, k, v, scale, False)[1].float()
+                    except (compare.Unsupported, RuntimeError) as e:
+                        rows.setdefault((name, nk, m), {"error": str(e).splitlines()[0][:80]})
+                for m, lse in got.items():
+                    rec = rows.setdefault((name, nk, m), {"units": 0.0, "same": {b: [0, 0] for b in bases}})
+                    if "units" not in rec:
+                        continue
+                    units = float(((lse.double() - lse_ref).abs() / (a_row * 2.0**-24)).max())
+                    rec["units"] = max(rec["units"], units)
+                    for b in bases:
+                        if b in got:
+                            rec["same"][b][0] += int((lse == got[b]).sum())
+                            rec["same"][b][1] += lse.numel()
+    lines = [f"Single-key probe, {args.rounds} rounds: max LSE error in u·A_row; share of rows bit-identical to each base",
+             "", "| case | keys | method | max u·A_row | " + " | ".join(f"= {b}" for b in bases) + " |",
+             "|---|---|---|---|" + "---|" * len(bases)]
+    for (name, nk, m), rec in rows.items():
+        if "units" not in rec:
+            lines.append(f"| {name} | {nk} | {m} | {rec['error']} |" + " |" * len(bases))
+            continue
+        same = [f"{a / t:.3f}" if t else "-" for a, t in (rec["same"][b] for b in bases)]
+        lines.append(f"| {name} | {nk} | {m} | {rec['units']:.3g} | " + " | ".join(same) + " |")
+    text = "\n".join(lines)
+    open(os.path.join(args.out, "lse_probe.md"), "w").write(text + "\n")
+    print(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default="build/libflashattn.so")
@@ -173,6 +231,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="/tmp/fa_lse_peers")
     ap.add_argument("--smoke", action="store_true", help="CPU check of the script: float32 and the models, N 64")
+    ap.add_argument("--probe", action="store_true", help="the single-key probe of the scores (see above)")
     args = ap.parse_args()
     import torch
 
@@ -184,6 +243,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     lib = None if args.smoke else compare.load_library(args.lib)
     os.makedirs(args.out, exist_ok=True)
+    if args.probe:
+        return probe(torch, lib, args)
     methods = ([] if args.smoke else ["fa1", "fa2", "fa3", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient"]) + \
         ["fp32"] + list(EMULATIONS)
     records = []
