@@ -28,6 +28,22 @@ FA_HD float score_transform_grad(float score, float scale, float softcap) {
   return scale;
 }
 
+// The log2-domain reference of a row max m: round(m · c) as a product of its own (c: the softmax
+// scale × log2 e). The kernels form P = exp2(s·c − ref) with one FFMA, so P is relative to this
+// rounded value, and moving older terms to a new max must subtract the same rounded values,
+// exp2(ref_old − ref_new). The contracted form exp2(m_old·c − ref_new) (one FFMA, exact product)
+// leaves the old reference's rounding residue, up to half an ulp of m·c, in every older term, and
+// the residues of successive moves of the max add up: a CPU emulation of Student-t3 rows (d64,
+// 1000 keys) gave 3x the softmax's share of the LSE error (docs/perf/LOG.md, session 25).
+// __fmul_rn is never contracted into an FMA.
+FA_HD float log2_ref(float m, float c) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(m, c);
+#else
+  return m * c;
+#endif
+}
+
 // Running state of one query row: max m and sum l of exp(s - m) over the keys seen so far.
 // Normalisation is deferred: o holds sum exp(s - m) v and is divided by l once at the end.
 struct RowState {

@@ -234,14 +234,15 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
         CUTE_UNROLL
         for (int c = 0; c < size<1>(s_rc); ++c) block_max = fmaxf(block_max, s_rc(r, c));
         m_new[r] = quad_max(block_max);
-        const float m_scaled = m_new[r] == -INFINITY ? 0.f : m_new[r] * score_scale.log2;
+        const float m_scaled = m_new[r] == -INFINITY ? 0.f : core::log2_ref(m_new[r], score_scale.log2);
         float sum = 0.f;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(s_rc); ++c) {
           s_rc(r, c) = exp2f(s_rc(r, c) * score_scale.log2 - m_scaled);
           sum += s_rc(r, c);
         }
-        const float carried = exp2f(m_old * score_scale.log2 - m_scaled) * l_old;  // 0 if m_old = -inf
+        // 0 if m_old = -inf
+        const float carried = exp2f(core::log2_ref(m_old, score_scale.log2) - m_scaled) * l_old;
         l_new[r] = carried + quad_sum(sum);
         const bool empty = !(l_new[r] > 0.f);
         coef_old[r] = empty ? 0.f : carried / l_new[r];

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "core/mask.hpp"
+#include "core/softmax.hpp"
 #include "cuda/common/sm80_tile.cuh"
 
 namespace fa::cuda::sm80 {
@@ -171,9 +172,9 @@ struct FragmentSoftmax {
       const float m_new = quad_max(block_max);
       // A row that has seen only masked keys keeps m = -inf; subtracting 0 instead of -inf keeps
       // exp2(-inf - -inf) from becoming NaN (its P is exp2(-inf) = 0).
-      const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;
+      const float m_scaled = m_new == -INFINITY ? 0.f : core::log2_ref(m_new, scale_log2);
       if constexpr (!kFirst) {
-        const float rescale_o = exp2f(row_max[r] * scale_log2 - m_scaled);
+        const float rescale_o = exp2f(core::log2_ref(row_max[r], scale_log2) - m_scaled);
         row_sum[r] *= rescale_o;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(o); ++c) o(r, c) *= rescale_o;
@@ -231,8 +232,8 @@ struct FragmentSoftmax {
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
         const float m_new = fmaxf(row_max[r], block_max[r]);
-        const float m_scaled = m_new == -INFINITY ? 0.f : m_new * scale_log2;
-        float rescale_o = exp2f(row_max[r] * scale_log2 - m_scaled);
+        const float m_scaled = m_new == -INFINITY ? 0.f : core::log2_ref(m_new, scale_log2);
+        float rescale_o = exp2f(core::log2_ref(row_max[r], scale_log2) - m_scaled);
         // An unchanged row multiplies by exactly 1 (the FFMA above may leave a rounding residue).
         if constexpr (kHeadroomLog2 == 0) rescale_o = m_new == row_max[r] ? 1.f : rescale_o;
         row_sum[r] *= rescale_o;
@@ -243,7 +244,7 @@ struct FragmentSoftmax {
     }
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      const float m_scaled = row_max[r] == -INFINITY ? 0.f : row_max[r] * scale_log2;
+      const float m_scaled = row_max[r] == -INFINITY ? 0.f : core::log2_ref(row_max[r], scale_log2);
       float sum = 0.f;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(s); ++c) {

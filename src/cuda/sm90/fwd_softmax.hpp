@@ -173,8 +173,8 @@ struct OnlineSoftmax {
         m = quad_max(m);
         // A row with no allowed key so far keeps m = -inf; use 0 as the offset so exp2 gives 0
         // (not NaN from -inf - -inf).
-        const float m_scaled = (m == -INFINITY) ? 0.f : m * scale_log2;
-        rescale_o[r] = exp2f(row_max[r] * scale_log2 - m_scaled);  // old max -inf -> 0
+        const float m_scaled = (m == -INFINITY) ? 0.f : fa::core::log2_ref(m, scale_log2);
+        rescale_o[r] = exp2f(fa::core::log2_ref(row_max[r], scale_log2) - m_scaled);  // old max -inf -> 0
         // Unchanged max: exactly 1. (A row with no allowed key yet has O = 0 and sum 0, which any
         // factor keeps.)
         if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m == row_max[r] ? 1.f : rescale_o[r];
@@ -286,8 +286,8 @@ struct OnlineSoftmax {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       // As in update(): a row with no allowed key so far keeps m = -inf and offset 0.
-      const float m_scaled = (m[r] == -INFINITY) ? 0.f : m[r] * scale_log2;
-      rescale_o[r] = exp2f(row_max[r] * scale_log2 - m_scaled);
+      const float m_scaled = (m[r] == -INFINITY) ? 0.f : fa::core::log2_ref(m[r], scale_log2);
+      rescale_o[r] = exp2f(fa::core::log2_ref(row_max[r], scale_log2) - m_scaled);
       if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m[r] == row_max[r] ? 1.f : rescale_o[r];
       row_max[r] = m[r];
       float part[kP];
@@ -310,7 +310,8 @@ struct OnlineSoftmax {
       const float l = quad_sum(row_sum[r]);
       const bool empty = !(l > 0.f);
       inv_sum[r] = empty ? 0.f : 1.f / l;
-      const float m_log2 = kLog2Max ? row_max[r] : row_max[r] * scale_log2;
+      // The reference P was taken against (log2_ref), not the exact m·c an FFMA would fold in.
+      const float m_log2 = kLog2Max ? row_max[r] : fa::core::log2_ref(row_max[r], scale_log2);
       lse[r] = empty ? -INFINITY : (m_log2 + log2f(l)) * 0.6931471805599453f;
     }
   }
