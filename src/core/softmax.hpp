@@ -28,19 +28,42 @@ FA_HD float score_transform_grad(float score, float scale, float softcap) {
   return scale;
 }
 
-// The log2-domain reference of a row max m: round(m · c) as a product of its own (c: the softmax
-// scale × log2 e). The kernels form P = exp2(s·c − ref) with one FFMA, so P is relative to this
-// rounded value, and moving older terms to a new max must subtract the same rounded values,
-// exp2(ref_old − ref_new). The contracted form exp2(m_old·c − ref_new) (one FFMA, exact product)
-// leaves the old reference's rounding residue, up to half an ulp of m·c, in every older term, and
-// the residues of successive moves of the max add up: a CPU emulation of Student-t3 rows (d64,
-// 1000 keys) gave 3x the softmax's share of the LSE error (docs/perf/LOG.md, session 25).
-// __fmul_rn is never contracted into an FMA.
-FA_HD float log2_ref(float m, float c) {
+// The online softmax in exp2 units, with the roundings pinned. ref = log2_ref(m, c) is the row
+// max m times c (the softmax scale × log2 e), rounded as a product of its own; P = exp2(s·c − ref)
+// is relative to that rounded value, so moving older terms to a new max must subtract the same
+// rounded values, exp2(ref_old − ref_new). Left to the compiler, the form exp2(m_old·c − ref_new)
+// is contracted into one FMA with the exact product, which leaves the old reference's rounding
+// residue (up to half an ulp of m·c) in every older term, and the residues of successive moves of
+// the max add up: 3x the softmax's share of the LSE error in a CPU emulation of Student-t3 rows,
+// and on the H200 (bf16 d64, 1000 keys) 2-3x the LSE error of PyTorch's flash and cuDNN kernels,
+// equal to theirs with the references pinned (docs/perf/LOG.md, session 25).
+// The reference itself is a plain product (so the compiler may share and rematerialise it; an
+// __fmul_rn there cost the sm_90a sm80-class d128 forward 16-28 B of spills); what pins it is that
+// it is consumed only through exp2_arg, ref_add and ref_delta, whose intrinsics no FMA can absorb it into.
+FA_HD float log2_ref(float m, float c) { return m * c; }
+
+// s·c − ref with one rounding (one FFMA) against the rounded reference.
+FA_HD float exp2_arg(float s, float c, float ref) {
 #ifdef __CUDA_ARCH__
-  return __fmul_rn(m, c);
+  return __fmaf_rn(s, c, -ref);
 #else
-  return m * c;
+  return std::fma(s, c, -ref);
+#endif
+}
+
+// ref + x and ref_old − ref_new (exactly 0 for an unchanged max) as additions of their own.
+FA_HD float ref_add(float ref, float x) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(ref, x);
+#else
+  return ref + x;
+#endif
+}
+FA_HD float ref_delta(float ref_old, float ref_new) {
+#ifdef __CUDA_ARCH__
+  return __fsub_rn(ref_old, ref_new);
+#else
+  return ref_old - ref_new;
 #endif
 }
 

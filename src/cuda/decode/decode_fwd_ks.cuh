@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
     // Explicit 0 for a warp without a visible key: -inf · log2 is NaN if the scale is 0.
     const float f = softmax.row_max[r] == -INFINITY
                         ? 0.f
-                        : exp2f(scaled(softmax.row_max[r]) - scaled(merged_max(row)));
+                        : exp2f(core::ref_delta(scaled(softmax.row_max[r]), scaled(merged_max(row))));
     float* o_row = s_o + (warp * kBlockM + row) * kHeadDim;
     CUTE_UNROLL
     for (int c = 0; c < size<1>(acc_o_rc); c += 2) {  // columns c, c+1 are adjacent
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
     CUTE_UNROLL
     for (int w = 0; w < Traits::kNWarps; ++w) {
       const float m_w = s_m[w * kBlockM + row];
-      if (m_w != -INFINITY) l += s_l[w * kBlockM + row] * exp2f(scaled(m_w) - m_scaled);
+      if (m_w != -INFINITY) l += s_l[w * kBlockM + row] * exp2f(core::ref_delta(scaled(m_w), m_scaled));
       const float4 v = *reinterpret_cast<const float4*>(s_o + (w * kBlockM + row) * kHeadDim + col);
       o.x += v.x, o.y += v.y, o.z += v.z, o.w += v.w;
     }

@@ -238,11 +238,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, 1)
         float sum = 0.f;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(s_rc); ++c) {
-          s_rc(r, c) = exp2f(s_rc(r, c) * score_scale.log2 - m_scaled);
+          s_rc(r, c) = exp2f(core::exp2_arg(s_rc(r, c), score_scale.log2, m_scaled));
           sum += s_rc(r, c);
         }
         // 0 if m_old = -inf
-        const float carried = exp2f(core::log2_ref(m_old, score_scale.log2) - m_scaled) * l_old;
+        const float carried = exp2f(core::ref_delta(core::log2_ref(m_old, score_scale.log2), m_scaled)) * l_old;
         l_new[r] = carried + quad_sum(sum);
         const bool empty = !(l_new[r] > 0.f);
         coef_old[r] = empty ? 0.f : carried / l_new[r];

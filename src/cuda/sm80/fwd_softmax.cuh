@@ -174,7 +174,7 @@ struct FragmentSoftmax {
       // exp2(-inf - -inf) from becoming NaN (its P is exp2(-inf) = 0).
       const float m_scaled = m_new == -INFINITY ? 0.f : core::log2_ref(m_new, scale_log2);
       if constexpr (!kFirst) {
-        const float rescale_o = exp2f(core::log2_ref(row_max[r], scale_log2) - m_scaled);
+        const float rescale_o = exp2f(core::ref_delta(core::log2_ref(row_max[r], scale_log2), m_scaled));
         row_sum[r] *= rescale_o;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(o); ++c) o(r, c) *= rescale_o;
@@ -183,7 +183,7 @@ struct FragmentSoftmax {
       float sum = 0.f;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(s); ++c) {
-        s(r, c) = exp2f(s(r, c) * scale_log2 - m_scaled);
+        s(r, c) = exp2f(core::exp2_arg(s(r, c), scale_log2, m_scaled));
         sum += s(r, c);
       }
       if constexpr (kPinSum) pin_sum(s, r, sum);
@@ -233,9 +233,8 @@ struct FragmentSoftmax {
       for (int r = 0; r < kRows; ++r) {
         const float m_new = fmaxf(row_max[r], block_max[r]);
         const float m_scaled = m_new == -INFINITY ? 0.f : core::log2_ref(m_new, scale_log2);
-        float rescale_o = exp2f(core::log2_ref(row_max[r], scale_log2) - m_scaled);
-        // An unchanged row multiplies by exactly 1 (the FFMA above may leave a rounding residue).
-        if constexpr (kHeadroomLog2 == 0) rescale_o = m_new == row_max[r] ? 1.f : rescale_o;
+        // An unchanged row subtracts equal references: exp2(0) = 1 exactly.
+        const float rescale_o = exp2f(core::ref_delta(core::log2_ref(row_max[r], scale_log2), m_scaled));
         row_sum[r] *= rescale_o;
         CUTE_UNROLL
         for (int c = 0; c < size<1>(o); ++c) o(r, c) *= rescale_o;
@@ -248,7 +247,7 @@ struct FragmentSoftmax {
       float sum = 0.f;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(s); ++c) {
-        s(r, c) = exp2f(s(r, c) * scale_log2 - m_scaled);
+        s(r, c) = exp2f(core::exp2_arg(s(r, c), scale_log2, m_scaled));
         sum += s(r, c);
       }
       if constexpr (kPinSum) pin_sum(s, r, sum);

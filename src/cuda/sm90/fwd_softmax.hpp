@@ -174,7 +174,7 @@ struct OnlineSoftmax {
         // A row with no allowed key so far keeps m = -inf; use 0 as the offset so exp2 gives 0
         // (not NaN from -inf - -inf).
         const float m_scaled = (m == -INFINITY) ? 0.f : fa::core::log2_ref(m, scale_log2);
-        rescale_o[r] = exp2f(fa::core::log2_ref(row_max[r], scale_log2) - m_scaled);  // old max -inf -> 0
+        rescale_o[r] = exp2f(fa::core::ref_delta(fa::core::log2_ref(row_max[r], scale_log2), m_scaled));  // old max -inf -> 0
         // Unchanged max: exactly 1. (A row with no allowed key yet has O = 0 and sum 0, which any
         // factor keeps.)
         if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m == row_max[r] ? 1.f : rescale_o[r];
@@ -182,7 +182,7 @@ struct OnlineSoftmax {
         float sum = 0.f;
 #pragma unroll
         for (int c = 0; c < size<1>(s); ++c) {
-          s(r, c) = exp2_score(fmaf(s(r, c), scale_log2, -m_scaled), c);
+          s(r, c) = exp2_score(fa::core::exp2_arg(s(r, c), scale_log2, m_scaled), c);
           sum += s(r, c);
         }
         row_sum[r] = row_sum[r] * rescale_o[r] + sum;
@@ -287,7 +287,7 @@ struct OnlineSoftmax {
     for (int r = 0; r < kRows; ++r) {
       // As in update(): a row with no allowed key so far keeps m = -inf and offset 0.
       const float m_scaled = (m[r] == -INFINITY) ? 0.f : fa::core::log2_ref(m[r], scale_log2);
-      rescale_o[r] = exp2f(fa::core::log2_ref(row_max[r], scale_log2) - m_scaled);
+      rescale_o[r] = exp2f(fa::core::ref_delta(fa::core::log2_ref(row_max[r], scale_log2), m_scaled));
       if constexpr (FA_SM90_FWD_RESCALE_SKIP != 0) rescale_o[r] = m[r] == row_max[r] ? 1.f : rescale_o[r];
       row_max[r] = m[r];
       float part[kP];
@@ -295,7 +295,7 @@ struct OnlineSoftmax {
       for (int p = 0; p < kP; ++p) part[p] = 0.f;
 #pragma unroll
       for (int c = 0; c < kCols; ++c) {
-        s(r, c) = exp2_score(fmaf(s(r, c), scale_log2, -m_scaled), c);
+        s(r, c) = exp2_score(fa::core::exp2_arg(s(r, c), scale_log2, m_scaled), c);
         part[c % kP] += s(r, c);
       }
       row_sum[r] = row_sum[r] * rescale_o[r] + tree_sum(part);
@@ -312,7 +312,7 @@ struct OnlineSoftmax {
       inv_sum[r] = empty ? 0.f : 1.f / l;
       // The reference P was taken against (log2_ref), not the exact m·c an FFMA would fold in.
       const float m_log2 = kLog2Max ? row_max[r] : fa::core::log2_ref(row_max[r], scale_log2);
-      lse[r] = empty ? -INFINITY : (m_log2 + log2f(l)) * 0.6931471805599453f;
+      lse[r] = empty ? -INFINITY : fa::core::ref_add(m_log2, log2f(l)) * 0.6931471805599453f;
     }
   }
 };
