@@ -161,8 +161,9 @@ std::vector<double> lse_to_host(const Problem& pb, const fa_tensor& lse);
 // them matches there. Allowance = ulps_per_step * ceil(d / 8) * 2^-23 * score_terms, with
 // ulps_per_step = FA_TEST_LSE_ULPS_PER_STEP, default 1: about twice the worst PyTorch kernel's
 // measured per-step error on the H200 (SDPA's efficient kernel 0.53, flash and cuDNN 0.37; ours
-// 0.94 before session 25's online-softmax fix, 0.37 after), and no failure in 60 fresh-seed rounds of the grid's heavy/bigq cases, where 0.5
-// left failures (scripts/gpu/lse_calibrate.sh; docs/perf/lse_calibration.md).
+// 0.94 before session 25's online-softmax fix, 0.37 after), and no failure in 60 fresh-seed rounds
+// of the grid's heavy/bigq cases, where 0.5 left failures (scripts/gpu/lse_calibrate.sh;
+// docs/perf/lse_calibration.md).
 std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_terms,
                                                int head_dim);
 
