@@ -12,11 +12,13 @@
 # and the profile use that snapshot instead of the working tree (so a half-edited tree does not
 # break the run). ncu runs with --clock-control none: it would otherwise lock the SM clock to base for
 # each profiled kernel, and the device notes ask that the card's clocks be left alone.
-# EXTRA_CMAKE adds configure flags (e.g. -DCMAKE_CUDA_FLAGS=-DFOO=1).
+# EXTRA_CMAKE adds configure flags (e.g. -DCMAKE_CUDA_FLAGS=-DFOO=1). LIB=<libflashattn.so> skips the
+# build and profiles that library (FILTER then unused).
 set -uo pipefail
 OUT=${1:-${OUT:-/tmp/fa_prof_out}}
 mkdir -p "$OUT"
-FILTER=${FILTER:?FILTER (instance regex) is required}
+FILTER=${FILTER:-}
+[[ -n "$FILTER" || -n "${LIB:-}" ]] || { echo "profile: FILTER (instance regex) or LIB is required"; exit 1; }
 CASES=${CASES:?CASES is required}
 JOBS=${JOBS:-16}
 EXTRA_CMAKE=${EXTRA_CMAKE:-}
@@ -28,15 +30,23 @@ if [[ -f snap.tar ]]; then
   echo "profile: using snap.tar"
 fi
 start=$SECONDS
-cmake -S . -B build-prof -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
-  -DFA_BUILD_TESTS=OFF -DFA_INSTANCE_FILTER="$FILTER" $EXTRA_CMAKE >"$OUT/build.log" 2>&1 &&
-  cmake --build build-prof -j"$JOBS" --target flashattn >>"$OUT/build.log" 2>&1
-rc=$?
-echo "build rc=$rc in $((SECONDS - start)) s"
-grep -E "error|warning C7508" "$OUT/build.log" | head -20
-python3 scripts/gpu/ptxas_table.py "$OUT/build.log" 2>/dev/null | grep -E "^\S|SPILL" | head -30
-((rc == 0)) || { tail -30 "$OUT/build.log"; exit 1; }
-export FLASHATTN_LIB=$PWD/build-prof/libflashattn.so
+if [[ -n "${LIB:-}" ]]; then
+  # LIB=path/libflashattn.so: profile a library already built on this machine (e.g. check.sh's
+  # build/ from an earlier call on the same warm instance) instead of building the filtered one.
+  [[ -f "$LIB" ]] || { echo "profile: LIB=$LIB not found"; exit 1; }
+  export FLASHATTN_LIB=$(readlink -f "$LIB")
+  echo "profile: prebuilt $FLASHATTN_LIB"
+else
+  cmake -S . -B build-prof -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
+    -DFA_BUILD_TESTS=OFF -DFA_INSTANCE_FILTER="$FILTER" $EXTRA_CMAKE >"$OUT/build.log" 2>&1 &&
+    cmake --build build-prof -j"$JOBS" --target flashattn >>"$OUT/build.log" 2>&1
+  rc=$?
+  echo "build rc=$rc in $((SECONDS - start)) s"
+  grep -E "error|warning C7508" "$OUT/build.log" | head -20
+  python3 scripts/gpu/ptxas_table.py "$OUT/build.log" 2>/dev/null | grep -E "^\S|SPILL" | head -30
+  ((rc == 0)) || { tail -30 "$OUT/build.log"; exit 1; }
+  export FLASHATTN_LIB=$PWD/build-prof/libflashattn.so
+fi
 IFS=';' read -ra cases <<<"$CASES"
 for c in "${cases[@]}"; do
   IFS='|' read -r name regex dargs <<<"$c"
