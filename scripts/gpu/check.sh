@@ -19,6 +19,7 @@
 #   INSTANCE_FILTER  regex: compile only the matching kernel instances (FA_INSTANCE_FILTER)
 #   EXTRA_CMAKE   more configure flags
 #   BUILD_MAX_S   longest the build may take (default 300; a full build on one 16-core GPU host may need more)
+#   BENCH_MAX_S   longest the bench stage may take (default 200; the whole grid with --ceilings needs ~250)
 # Files written to $OUT (at most 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log,
 # compare.json, compare.md, compare.png (or ablation.json with --ablation).
 set -uo pipefail
@@ -216,7 +217,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 if has_stage bench; then
   banner "bench/compare.py $COMPARE_ARGS"
-  t=$(budget 200)
+  t=$(budget "${BENCH_MAX_S:-200}")
   lib=$(ls "$BUILD_DIR"/libflashattn.so 2>/dev/null | head -1)
   if [[ -z "$lib" ]]; then
     note bench "NOT RUN: no $BUILD_DIR/libflashattn.so"
