@@ -57,6 +57,9 @@ ABLATIONS = [
     ("fa3 no warp specialisation", "fa3", {"FA_SM90_FWD_ABLATE": "no_ws"}),
     # Non-causal tile walk in 32 MB L2 sections (session 4) instead of the head-dim/N rule (4 MB here).
     ("fa3 L2 sections of 32 MB", "fa3", {"FA_SM90_FWD_L2_BUDGET_MB": "32"}),
+    # Causal walk with each L2 section's snake rotated (session 27, off by default): a switch-on
+    # row; its effect is at causal N1k-2k (--ablation-n 1024), ~0 at N8k (scripts/sched_balance.py).
+    ("fa3 rotated causal L2 sections", "fa3", {"FA_SM90_FWD_SECTION_ROTATE": "1"}),
     ("fa2 default", "fa2", {}),
     ("fa2 in-order M blocks", "fa2", {"FA_FWD_REVERSE_M": "0"}),
     ("fa2 mask every block", "fa2", {"FA_FWD_MASK_EVERY_BLOCK": "1"}),

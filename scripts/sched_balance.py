@@ -15,15 +15,18 @@ import argparse
 import heapq
 
 
-def walk_loads(m_blocks, pairs, section_pairs, ctas, causal, cost):
+def walk_loads(m_blocks, pairs, section_pairs, ctas, causal, cost, rotate=False):
     loads = [0.0] * ctas
     if causal:
         rounds = -(-section_pairs * m_blocks // ctas)
+        # set_grid's section_rotate: the idle slots of a full section's last round.
+        shift = rounds * ctas - section_pairs * m_blocks if rotate else 0
         for sec in range(-(-pairs // section_pairs)):
             p = min(section_pairs, pairs - sec * section_pairs)
             for r in range(rounds):
                 for c in range(ctas):
-                    local = r * ctas + (ctas - 1 - c if r & 1 else c)
+                    u = (c + sec * shift) % ctas
+                    local = r * ctas + (ctas - 1 - u if r & 1 else u)
                     if local < p * m_blocks:
                         loads[c] += cost(m_blocks - 1 - local // p)
     else:
@@ -57,6 +60,8 @@ def main():
     ap.add_argument("--ctas", type=int, default=132)
     ap.add_argument("--l2-budget-mb", type=int, default=32, help="K/V bytes per L2 section (causal walk)")
     ap.add_argument("--overhead", type=float, default=0.0, help="fixed cost per tile, in key blocks")
+    ap.add_argument("--rotate", type=int, default=0,
+                    help="1: each causal L2 section's snake rotated (FA_SM90_FWD_SECTION_ROTATE=1)")
     a = ap.parse_args()
     b = a.b or max(1, 16384 // a.n)
     h = a.h or max(1, 2048 // a.d)
@@ -72,13 +77,13 @@ def main():
         last_key = min(a.n, (m + 1) * a.block_m)  # bottom-right causal with Nq = Nk
         return -(-last_key // a.block_n) + a.overhead
 
-    loads = walk_loads(m_blocks, pairs, section_pairs, a.ctas, a.causal, cost)
+    loads = walk_loads(m_blocks, pairs, section_pairs, a.ctas, a.causal, cost, bool(a.rotate))
     mean = sum(loads) / len(loads)
     costs = [cost(m) for m in range(m_blocks)] * pairs
     lpt = lpt_makespan(costs, a.ctas)
     print(f"d{a.d} N{a.n} B{b} H{h} causal={a.causal}: {m_blocks * pairs} tiles of {a.block_m} rows, "
           f"{section_pairs} pairs per L2 section, {a.ctas} CTAs, overhead {a.overhead} blocks/tile")
-    print(f"static walk: busiest CTA {max(loads) / mean:.3f} x mean, idlest {min(loads) / mean:.3f} x mean")
+    print(f"static walk{' (rotated sections)' if a.rotate and a.causal else ''}: busiest CTA {max(loads) / mean:.3f} x mean, idlest {min(loads) / mean:.3f} x mean")
     print(f"greedy LPT:  busiest CTA {lpt / mean:.3f} x mean; the walk's makespan is "
           f"{max(loads) / lpt - 1:+.1%} over it")
 

@@ -33,8 +33,10 @@ TEST(TileScheduler, EveryTileExactlyOnce) {
     for (int ctas : {1, 2, 7, 132, 1000}) {
       for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(4) << 20, int64_t(1) << 30}) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
-          for (bool reverse : {false, true}) {
-            const auto p = StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
+          for (int mode = 0; mode < 3; ++mode) {  // in order, causal, causal with rotated sections
+            const bool reverse = mode > 0;
+            auto p = StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
+            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2);
             ASSERT_EQ(p.total_tiles, s[0] * s[1] * s[2]);
             std::vector<int> seen(size_t(p.total_tiles), 0);
             for (const auto& cta : walk(p, ctas))
@@ -99,6 +101,37 @@ TEST(TileScheduler, CausalSectionsStayBalanced) {
   }
 }
 
+// Rotated sections (set_grid's rotate, FA_SM90_FWD_SECTION_ROTATE): at the FA3-paper grid's causal
+// N1k / N2k shapes every L2 section ends in a partial round, and without the rotation the same CTAs
+// miss each one (the busiest CTA 1.031x the mean on 132 CTAs; scripts/sched_balance.py).
+TEST(TileScheduler, RotatedSectionsSpreadThePartialRounds) {
+  struct Shape {
+    int n, d;
+    double rotated_max;  // busiest CTA / mean with the rotation (sched_balance.py --rotate)
+  };
+  for (const Shape& sh : {Shape{1024, 64, 1.003}, Shape{2048, 64, 1.001}, Shape{1024, 256, 1.003},
+                          Shape{2048, 128, 1.001}}) {
+    const int m_blocks = sh.n / 128, heads = 2048 / sh.d, batch = 16384 / sh.n;
+    const int64_t kv_bytes = int64_t(2) * sh.n * sh.d * 2;
+    double ratio[2] = {0, 0};
+    for (int rotate = 0; rotate < 2; ++rotate) {
+      auto p = StaticLptScheduler::make_params(m_blocks, heads, batch, 1, kv_bytes, /*reverse_m=*/true, true);
+      StaticLptScheduler::set_grid(p, 132, rotate == 1);
+      if (rotate) EXPECT_EQ(p.section_rotate, p.rounds_per_section * 132 - p.section_pairs * m_blocks);
+      int64_t total = 0, worst = 0;
+      for (const auto& cta : walk(p, 132)) {
+        int64_t sum = 0;
+        for (const TileCoord& t : cta) sum += t.m_block + 1;
+        total += sum;
+        worst = std::max(worst, sum);
+      }
+      ratio[rotate] = double(worst) / (double(total) / 132);
+    }
+    EXPECT_GT(ratio[0], 1.02) << "N " << sh.n << " d " << sh.d;  // the imbalance being fixed
+    EXPECT_LE(ratio[1], sh.rotated_max + 0.0005) << "N " << sh.n << " d " << sh.d;
+  }
+}
+
 TEST(TileScheduler, SectionsFollowTheL2Budget) {
   // 4 MB of K/V per KV head, group 2: 32 MB holds 8 KV heads = 16 query heads.
   const auto p = StaticLptScheduler::make_params(4, 32, 2, 2, 4 << 20, false, true);
@@ -119,10 +152,11 @@ TEST(TileScheduler, FastWalkMatchesReference) {
     for (int ctas : {1, 2, 7, 132, 1000}) {
       for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(3) << 20, int64_t(1) << 30}) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
-          for (bool reverse : {false, true}) {
-            auto p = StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
-            StaticLptScheduler::set_grid(p, ctas);
+          for (int mode = 0; mode < 3; ++mode) {  // in order, causal, causal with rotated sections
+            auto p = StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, mode > 0, true);
+            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2);
             ASSERT_EQ(p.ctas, ctas);
+            ASSERT_TRUE(p.section_rotate >= 0 && p.section_rotate < ctas);
             for (int c = 0; c < ctas; ++c)
               for (int r = 0; r < p.rounds; ++r) {
                 TileCoord a, b;

@@ -15,7 +15,9 @@
 // them from L2. With a causal / right-bounded window the last query blocks see the most keys: they
 // go first (longest-processing-time first), each section starts a fresh snake (see tile_at), and
 // the snake hands the round after a heavy round's heaviest tile to the CTA that got that round's
-// lightest.
+// lightest. Optionally (Params::section_rotate, set_grid's `rotate`) each section's snake starts
+// at a different CTA, so that the CTAs left idle by one section's partial last round are not the
+// same in every section (scripts/sched_balance.py --rotate).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -68,6 +70,12 @@ struct StaticLptScheduler {
     // CTA c of a cluster takes query block 2m + c of the pair, so both CTAs see the same
     // (batch, head) and key range in every round. Read only by next<-1> / tile_of_round<-1>.
     int cluster_shift = 0;
+    // Causal walk only: section s's snake is rotated by s · section_rotate CTAs (mod ctas);
+    // 0 = every section starts at CTA 0. set_grid sets it to the idle slots of a full section's
+    // last round. Without it the same CTAs miss every section's partial round: the busiest CTA
+    // gets 1.031x the mean at d64 causal N1k on 132 CTAs, 1.003x with it.
+    int section_rotate = 0;
+    core::FastDiv div_ctas;  // ctas, for the rotation (device walk)
   };
 
   // Under the H100/H200 L2 (50 MB): the rest holds the streamed Q/O tiles and the previous
@@ -109,7 +117,10 @@ struct StaticLptScheduler {
       const int rounds = section_rounds(sp, ctas);
       section = round / rounds;
       const int r = round - section * rounds;
-      local = r * ctas + ((r & 1) ? ctas - 1 - cta : cta);
+      // Both factors below ctas, so the product stays far from 2^31.
+      const int rot = sp.section_rotate > 0 ? (section % ctas) * (sp.section_rotate % ctas) % ctas : 0;
+      const int u = (cta + rot) % ctas;
+      local = r * ctas + ((r & 1) ? ctas - 1 - u : u);
     }
     const int pair0 = section * sp.section_pairs;
     const int rest = total_pairs - pair0;
@@ -137,7 +148,15 @@ struct StaticLptScheduler {
     } else {
       int r;
       section = sp.div_rounds_per_section.divmod(round, r);
-      local = r * ctas + ((r & 1) ? ctas - 1 - cta : cta);
+      int u = cta;
+      if (sp.section_rotate > 0) {  // uniform: a launch-time switch
+        int s_mod, rot;
+        sp.div_ctas.divmod(section, s_mod);
+        sp.div_ctas.divmod(s_mod * sp.section_rotate, rot);  // section_rotate < ctas (set_grid)
+        u += rot;
+        if (u >= ctas) u -= ctas;
+      }
+      local = r * ctas + ((r & 1) ? ctas - 1 - u : u);
     }
     const int pair0 = section * sp.section_pairs;
     const int rest = total_pairs - pair0;
@@ -217,12 +236,17 @@ struct StaticLptScheduler {
     s.rounds = 1;  // one tile per CTA until set_grid
     return s;
   }
-  // The persistent grid's size fixes the walk's length.
-  static void set_grid(Params& s, int ctas) {
+  // The persistent grid's size fixes the walk's length. rotate: rotate the causal walk's sections
+  // (Params::section_rotate).
+  static void set_grid(Params& s, int ctas, bool rotate = false) {
     if (!s.persistent) return;
     s.rounds = walk_rounds(s, ctas);
     s.ctas = ctas;
     s.rounds_per_section = section_rounds(s, ctas);
+    s.section_rotate = rotate && s.reverse_m && ctas > 1
+                           ? s.rounds_per_section * ctas - s.section_pairs * s.m_blocks  // in [0, ctas)
+                           : 0;
+    s.div_ctas = core::FastDiv(ctas);
     s.div_section_tiles = core::FastDiv(s.section_pairs * s.m_blocks);
     s.div_section_pairs = core::FastDiv(s.section_pairs);
     s.div_heads = core::FastDiv(s.heads);

@@ -1580,6 +1580,20 @@ inline bool sm90_fwd_early_rescale_env() {
   return on;
 }
 
+// FA_SM90_FWD_SECTION_ROTATE=1 in the environment (read once per process): the causal tile walk
+// rotates each L2 section's snake (StaticLptScheduler::Params::section_rotate), so the CTAs that
+// one section's partial last round leaves idle differ from section to section. By key-block counts
+// (scripts/sched_balance.py --rotate) the busiest CTA drops from 1.031x to 1.003x the mean at
+// causal N1k and to 1.001x at N2k (d64-d256, 132 CTAs), and stays at 1.031x at N512. Off by
+// default until measured on the GPU.
+inline bool sm90_fwd_section_rotate_env() {
+  static const bool on = [] {
+    const char* v = std::getenv("FA_SM90_FWD_SECTION_ROTATE");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
 // FA_SM90_FWD_MAX_CTAS=n (testing; read once per process): at most n persistent CTAs. A case small
 // enough for compute-sanitizer's racecheck then still gives each CTA several tiles (the Q-slot
 // ring wraps, the d64 round robin turns, causal tiles come longest first), which on the H200's 132
@@ -1792,7 +1806,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   const dim3 grid = clusters > 0  ? dim3(unsigned(2 * clusters))
                     : persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
                                  : dim3(unsigned(m_blocks), unsigned(tile_heads), unsigned(p.batch));
-  Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x));
+  Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x), sm90_fwd_section_rotate_env());
   params.sched.cluster_shift = clusters > 0 ? 1 : 0;
   e = launch_ex(LaunchConfig(grid, dim3(Kernel::kThreads), Kernel::kSmemBytes, stream, false, clusters > 0 ? 2 : 1),
                 kernel, params);
