@@ -35,7 +35,8 @@ TEST(TileScheduler, EveryTileExactlyOnce) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
           for (int mode = 0; mode < 3; ++mode) {  // in order, causal, causal with rotated sections
             const bool reverse = mode > 0;
-            auto p = StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
+            auto p =
+                StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
             StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2);
             ASSERT_EQ(p.total_tiles, s[0] * s[1] * s[2]);
             std::vector<int> seen(size_t(p.total_tiles), 0);
@@ -115,9 +116,11 @@ TEST(TileScheduler, RotatedSectionsSpreadThePartialRounds) {
     const int64_t kv_bytes = int64_t(2) * sh.n * sh.d * 2;
     double ratio[2] = {0, 0};
     for (int rotate = 0; rotate < 2; ++rotate) {
-      auto p = StaticLptScheduler::make_params(m_blocks, heads, batch, 1, kv_bytes, /*reverse_m=*/true, true);
+      auto p = StaticLptScheduler::make_params(m_blocks, heads, batch, 1, kv_bytes,
+                                               /*reverse_m=*/true, true);
       StaticLptScheduler::set_grid(p, 132, rotate == 1);
-      if (rotate) EXPECT_EQ(p.section_rotate, p.rounds_per_section * 132 - p.section_pairs * m_blocks);
+      if (rotate)
+        EXPECT_EQ(p.section_rotate, p.rounds_per_section * 132 - p.section_pairs * m_blocks);
       int64_t total = 0, worst = 0;
       for (const auto& cta : walk(p, 132)) {
         int64_t sum = 0;
@@ -153,7 +156,8 @@ TEST(TileScheduler, FastWalkMatchesReference) {
       for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(3) << 20, int64_t(1) << 30}) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
           for (int mode = 0; mode < 3; ++mode) {  // in order, causal, causal with rotated sections
-            auto p = StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, mode > 0, true);
+            auto p =
+                StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, mode > 0, true);
             StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2);
             ASSERT_EQ(p.ctas, ctas);
             ASSERT_TRUE(p.section_rotate >= 0 && p.section_rotate < ctas);

@@ -118,7 +118,8 @@ struct StaticLptScheduler {
       section = round / rounds;
       const int r = round - section * rounds;
       // Both factors below ctas, so the product stays far from 2^31.
-      const int rot = sp.section_rotate > 0 ? (section % ctas) * (sp.section_rotate % ctas) % ctas : 0;
+      const int rot =
+          sp.section_rotate > 0 ? (section % ctas) * (sp.section_rotate % ctas) % ctas : 0;
       const int u = (cta + rot) % ctas;
       local = r * ctas + ((r & 1) ? ctas - 1 - u : u);
     }

@@ -1806,7 +1806,8 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   const dim3 grid = clusters > 0  ? dim3(unsigned(2 * clusters))
                     : persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
                                  : dim3(unsigned(m_blocks), unsigned(tile_heads), unsigned(p.batch));
-  Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x), sm90_fwd_section_rotate_env());
+  Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x),
+                              sm90_fwd_section_rotate_env());
   params.sched.cluster_shift = clusters > 0 ? 1 : 0;
   e = launch_ex(LaunchConfig(grid, dim3(Kernel::kThreads), Kernel::kSmemBytes, stream, false, clusters > 0 ? 2 : 1),
                 kernel, params);
