@@ -3,7 +3,7 @@
 #     FILTER='sm80_bwd_bf16_hd128' CASES='fa2bwd|bwd_main|--algo fa2 --pass bwd --n 4096' \
 #         bash scripts/gpu/profile.sh "$OUT"
 # Builds only the kernel instances matching FILTER (libflashattn.so, no tests), then for each case
-# "name|kernel-regex|ncu_driver args" (cases separated by ';'):
+# "name|kernel-regex|ncu_driver args" (cases separated by ';'; the regex itself cannot hold a '|'):
 #   - per-kernel durations of one call (every kernel the call launches), and
 #   - `ncu --set full` of the first launch matching the regex after one warm-up call,
 # written to $OUT/ncu_<name>.txt. SOURCE=1 also writes $OUT/src_<name>.csv: the source page (SASS,

@@ -9,6 +9,9 @@
 #                                             # then the ablations not yet run
 #     bash scripts/gpu/single.sh extra "$OUT"  # Python GPU tests, host overhead, then $PROFILE_CASES
 #                                             # (scripts/gpu/profile.sh on build/'s library)
+# On a fresh instance the grid and extra parts build only the bf16 d64/d128/d256 library: the
+# Python tests of other dtypes and head dims then fail for want of kernels (run the build part
+# first for them).
 # Everything is timed one thing at a time: a benchmark never shares the GPU. Results of a part
 # that ran in an earlier call live under build/_single/ and are copied to $OUT again.
 set -uo pipefail
@@ -81,9 +84,9 @@ case "$PART" in
     ;;
   *) echo "single.sh: unknown part $PART" >&2; exit 2 ;;
 esac
-# Every ablation result so far comes back with each call (JSON + table).
+# Every ablation result so far comes back with each call (JSON + the printed table).
 for p in fwd bwd; do
   [[ -f $KEEP/abl_$p/ablation.json ]] && cp "$KEEP/abl_$p/ablation.json" "$OUT/ablation_$p.json"
-  [[ -f $KEEP/abl_$p/ablation.md ]] && cp "$KEEP/abl_$p/ablation.md" "$OUT/ablation_$p.md"
+  [[ -f $KEEP/abl_$p/log.txt ]] && cp "$KEEP/abl_$p/log.txt" "$OUT/ablation_$p.txt"
 done
 echo "single.sh $PART: done at ${SECONDS}s; files: $(ls "$OUT" | tr '\n' ' ')"
