@@ -119,8 +119,9 @@ TEST(TileScheduler, RotatedSectionsSpreadThePartialRounds) {
       auto p = StaticLptScheduler::make_params(m_blocks, heads, batch, 1, kv_bytes,
                                                /*reverse_m=*/true, true);
       StaticLptScheduler::set_grid(p, 132, rotate == 1);
-      if (rotate)
+      if (rotate) {
         EXPECT_EQ(p.section_rotate, p.rounds_per_section * 132 - p.section_pairs * m_blocks);
+      }
       int64_t total = 0, worst = 0;
       for (const auto& cta : walk(p, 132)) {
         int64_t sum = 0;
