@@ -29,15 +29,10 @@ def walk_loads(m_blocks, pairs, section_pairs, ctas, causal, cost, rotate=False)
                     local = r * ctas + (ctas - 1 - u if r & 1 else u)
                     if local < p * m_blocks:
                         loads[c] += cost(m_blocks - 1 - local // p)
-    else:
+    else:  # every tile costs the same: only how many each CTA gets matters
         total = pairs * m_blocks
-        for r in range(-(-total // ctas)):
-            for c in range(ctas):
-                t = r * ctas + (ctas - 1 - c if r & 1 else c)
-                if t < total:
-                    sec, local = divmod(t, section_pairs * m_blocks)
-                    p = min(section_pairs, pairs - sec * section_pairs)
-                    loads[c] += cost(local // p)
+        for c in range(ctas):
+            loads[c] = sum(cost(0) for t in range(c, total, ctas))
     return loads
 
 

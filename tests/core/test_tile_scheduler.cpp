@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "cuda/scheduler/tile_scheduler.hpp"
@@ -23,6 +24,17 @@ std::vector<std::vector<TileCoord>> walk(StaticLptScheduler::Params const& p, in
     TileCoord t;
     for (int r = 0; r < rounds; ++r)
       if (StaticLptScheduler::tile_at(p, c, ctas, r, t)) out[size_t(c)].push_back(t);
+  }
+  return out;
+}
+
+// Key blocks each CTA walks under a causal mask (query block m sees m + 1 of them).
+std::vector<int64_t> causal_key_blocks(StaticLptScheduler::Params const& p, int ctas) {
+  std::vector<int64_t> out;
+  for (const auto& cta : walk(p, ctas)) {
+    int64_t sum = 0;
+    for (const TileCoord& t : cta) sum += t.m_block + 1;
+    out.push_back(sum);
   }
   return out;
 }
@@ -68,14 +80,9 @@ TEST(TileScheduler, CausalHeaviestBlocksFirstAndGroupHeadsTogether) {
   EXPECT_EQ(w[0][1].m_block, 6);
   EXPECT_EQ(w[0][1].batch * 8 + w[0][1].head, 15);
   // Each CTA's work in units of keys seen (m_block + 1) stays within one block of the others.
-  int lo = 1 << 30, hi = 0;
-  for (const auto& cta : w) {
-    int sum = 0;
-    for (const TileCoord& t : cta) sum += t.m_block + 1;
-    lo = std::min(lo, sum);
-    hi = std::max(hi, sum);
-  }
-  EXPECT_LE(hi - lo, 1);
+  const auto blocks = causal_key_blocks(p, 16);
+  const auto [lo, hi] = std::minmax_element(blocks.begin(), blocks.end());
+  EXPECT_LE(*hi - *lo, 1);
 }
 
 // Causal makespan: each tile costs m_block + 1 key blocks. The benchmark's d128 N8k shape (B 2,
@@ -87,14 +94,9 @@ TEST(TileScheduler, CausalSectionsStayBalanced) {
       const int64_t kv_bytes = int64_t(2) * n_blocks * 128 * 128 * 2;
       const auto p = StaticLptScheduler::make_params(n_blocks, 16, 16384 / (n_blocks * 128) > 0 ? 16384 / (n_blocks * 128) : 1,
                                                      1, kv_bytes, /*reverse_m=*/true, true);
-      int64_t total = 0, worst = 0;
-      for (const auto& cta : walk(p, ctas)) {
-        int64_t sum = 0;
-        for (const TileCoord& t : cta) sum += t.m_block + 1;
-        total += sum;
-        worst = std::max(worst, sum);
-      }
-      const double mean = double(total) / ctas;
+      const auto blocks = causal_key_blocks(p, ctas);
+      const int64_t worst = *std::max_element(blocks.begin(), blocks.end());
+      const double mean = double(std::accumulate(blocks.begin(), blocks.end(), int64_t(0))) / ctas;
       // Lower bound of any schedule: the mean, or the single heaviest tile.
       const double bound = std::max(mean, double(n_blocks));
       EXPECT_LE(double(worst), 1.06 * bound + 1) << "N " << n_blocks * 128 << " ctas " << ctas;
@@ -122,14 +124,9 @@ TEST(TileScheduler, RotatedSectionsSpreadThePartialRounds) {
       if (rotate) {
         EXPECT_EQ(p.section_rotate, p.rounds_per_section * 132 - p.section_pairs * m_blocks);
       }
-      int64_t total = 0, worst = 0;
-      for (const auto& cta : walk(p, 132)) {
-        int64_t sum = 0;
-        for (const TileCoord& t : cta) sum += t.m_block + 1;
-        total += sum;
-        worst = std::max(worst, sum);
-      }
-      ratio[rotate] = double(worst) / (double(total) / 132);
+      const auto blocks = causal_key_blocks(p, 132);
+      const double mean = double(std::accumulate(blocks.begin(), blocks.end(), int64_t(0))) / 132;
+      ratio[rotate] = double(*std::max_element(blocks.begin(), blocks.end())) / mean;
     }
     EXPECT_GT(ratio[0], 1.02) << "N " << sh.n << " d " << sh.d;  // the imbalance being fixed
     EXPECT_LE(ratio[1], sh.rotated_max + 0.0005) << "N " << sh.n << " d " << sh.d;

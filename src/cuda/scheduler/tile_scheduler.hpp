@@ -244,7 +244,7 @@ struct StaticLptScheduler {
     s.rounds = walk_rounds(s, ctas);
     s.ctas = ctas;
     s.rounds_per_section = section_rounds(s, ctas);
-    s.section_rotate = rotate && s.reverse_m && ctas > 1
+    s.section_rotate = rotate && s.reverse_m
                            ? s.rounds_per_section * ctas - s.section_pairs * s.m_blocks  // in [0, ctas)
                            : 0;
     s.div_ctas = core::FastDiv(ctas);

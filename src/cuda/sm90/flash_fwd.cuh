@@ -98,6 +98,7 @@
 #include "core/params.hpp"
 #include "core/softmax.hpp"
 #include "core/status.hpp"
+#include "cuda/common/env.hpp"
 #include "cuda/common/launch_ex.hpp"
 #include "cuda/common/tma_memo.hpp"
 #include "cuda/common/quad_store.cuh"
@@ -1587,10 +1588,7 @@ inline bool sm90_fwd_early_rescale_env() {
 // causal N1k and to 1.001x at N2k (d64-d256, 132 CTAs), and stays at 1.031x at N512. Off by
 // default until measured on the GPU.
 inline bool sm90_fwd_section_rotate_env() {
-  static const bool on = [] {
-    const char* v = std::getenv("FA_SM90_FWD_SECTION_ROTATE");
-    return v && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = env_int("FA_SM90_FWD_SECTION_ROTATE", 0) == 1;
   return on;
 }
 
