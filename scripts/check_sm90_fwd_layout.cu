@@ -64,29 +64,24 @@ int check(const char* what = "") {
   return bad ? 1 : 0;
 }
 
-// Direct O stores through the quad transpose (FwdKernel::store_o_rows_wide, kOStoreRounds): the
-// kernel takes row r's word g of a thread from values (r, 2g), (r, 2g + 1) of the row-column
-// view and stores it as columns 8g + 2 (lane % 4), +1 of the row of value (r, 0), the same row in
-// the quad's 4 lanes. tests/core/test_quad_store.cpp checks the transpose against that layout;
-// here the layout is checked against CuTe's partition, for every head dim (any instance can take
-// this path: varlen, packed GQA, O without TMA alignment).
-template <class K>
-int check_quad_rows(const char* what) {
-  constexpr int D = K::kHeadDimC;
-  typename K::TiledMmaPV mma;
+// The accumulator layout two code paths assume, for a TiledMma's C partition of an M × N tile:
+// every thread holds two rows, the same two in each of a quad's 4 lanes, and its value v of a
+// row sits at column 8 (v / 2) + 2 (lane % 4) + v % 2.
+template <int M, int N, class Mma>
+int check_rowcol(Mma const& mma, int threads, const char* what) {
   int bad = 0;
   int quad_row[2] = {};
-  for (int tid = 0; tid < K::kConsumerThreads; ++tid) {
-    Tensor c = mma.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<K::kBlockM>, Int<D>>{}));
+  for (int tid = 0; tid < threads; ++tid) {
+    Tensor c = mma.get_thread_slice(tid).partition_C(make_identity_tensor(Shape<Int<M>, Int<N>>{}));
     Tensor c_rc = make_tensor(c.data(), acc_rowcol_layout(c.layout()));
     static_assert(decltype(size<0>(c_rc))::value == 2, "two rows per thread");
-    if (int(size<1>(c_rc)) != D / 4) return printf("%s: %d values per row, expected %d\n", what, int(size<1>(c_rc)), D / 4), 1;
+    if (int(size<1>(c_rc)) != N / 4) return printf("%s: %d values per row, expected %d\n", what, int(size<1>(c_rc)), N / 4), 1;
     const int q = tid % 4;
     for (int r = 0; r < 2; ++r) {
       const int row = get<0>(c_rc(r, 0));
       if (q == 0) quad_row[r] = row;
       if (row != quad_row[r] && bad++ < 5) printf("%s: tid %d row %d is %d, lane 0 of its quad %d\n", what, tid, r, row, quad_row[r]);
-      for (int v = 0; v < D / 4; ++v) {
+      for (int v = 0; v < N / 4; ++v) {
         const int want_col = 8 * (v / 2) + 2 * q + v % 2;
         if ((get<0>(c_rc(r, v)) != row || get<1>(c_rc(r, v)) != want_col) && bad++ < 5)
           printf("%s: tid %d value (%d, %d) is (%d, %d), assumed (%d, %d)\n", what, tid, r, v,
@@ -94,8 +89,25 @@ int check_quad_rows(const char* what) {
       }
     }
   }
-  printf("%s quad-store rows: %s\n", what, bad ? "MISMATCH" : "ok");
-  return bad ? 1 : 0;
+  return bad;
+}
+
+// Direct O stores through the quad transpose (FwdKernel::store_o_rows_wide, kOStoreRounds): the
+// kernel takes row r's word g of a thread from values (r, 2g), (r, 2g + 1) of the row-column
+// view and stores it as columns 8g + 2 (lane % 4), +1 of the row of value (r, 0), the same row in
+// the quad's 4 lanes. tests/core/test_quad_store.cpp checks the transpose against that layout;
+// here the layout is checked against CuTe's partition, for every head dim (any instance can take
+// this path: varlen, packed GQA, O without TMA alignment).
+// The score mask by bit masks (FwdKernel::apply_mask_bits, FA_SM90_FWD_MASK_R2P) assumes the same
+// layout for the Q·Kᵀ accumulator (kBlockM × kBlockN): checked here for the S tile too.
+template <class K>
+int check_quad_rows(const char* what) {
+  constexpr int D = K::kHeadDimC;
+  const int bad_o = check_rowcol<K::kBlockM, D>(typename K::TiledMmaPV{}, K::kConsumerThreads, what);
+  printf("%s quad-store rows: %s\n", what, bad_o ? "MISMATCH" : "ok");
+  const int bad_s = check_rowcol<K::kBlockM, K::kBlockN>(typename K::TiledMmaQK{}, K::kConsumerThreads, what);
+  printf("%s score columns (kBlockN %d): %s\n", what, K::kBlockN, bad_s ? "MISMATCH" : "ok");
+  return bad_o + bad_s ? 1 : 0;
 }
 
 template <int D, bool kMasked, class Out>

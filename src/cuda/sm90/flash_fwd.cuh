@@ -226,6 +226,17 @@ static_assert(FA_SM90_FWD_O_STORE16 >= 0 && FA_SM90_FWD_O_STORE16 <= 2, "FA_SM90
 static_assert((FA_SM90_FWD_MASK_SPLIT & 1) == 0,
               "FA_SM90_FWD_MASK_SPLIT is a head-dim mask (d64 2, d96 4, d128 8, d192 16, d256 32)");
 
+// Score masking by bit masks (apply_mask_bits), per head dim (head_dim_bit mask: d64 2, d96 4,
+// d128 8, d192 16, d256 32; 0 = none): each row's allowed columns become the set bits of a
+// 32-bit mask, tested bit by bit, which ptxas compiles to R2P (seven predicates per instruction)
+// instead of one compare per score; both bounds cost the same. Where on, FA_SM90_FWD_MASK_SPLIT
+// does not apply. Default 62 (every sm90 forward head dim).
+#ifndef FA_SM90_FWD_MASK_R2P
+#define FA_SM90_FWD_MASK_R2P 62
+#endif
+static_assert((FA_SM90_FWD_MASK_R2P & 1) == 0,
+              "FA_SM90_FWD_MASK_R2P is a head-dim mask (d64 2, d96 4, d128 8, d192 16, d256 32)");
+
 // Where the intra-warpgroup-overlap mainloop multiplies O by the softmax's rescale factor.
 // 0 (default): after the P·V wait, on the path from that wait to the next Q·Kᵀ issue (rescale,
 // then P → bf16, then the ping-pong wait). 1: one iteration later, between issuing S_{j+1} = Q·K_{j+1}ᵀ
@@ -867,6 +878,10 @@ struct FwdKernel {
   __device__ static void apply_mask(TensorS& s, TensorC const& coord, core::Mask const& mask,
                                     int m0, int n0, int pack_shift) {
     using namespace cute;
+    if constexpr ((FA_SM90_FWD_MASK_R2P & head_dim_bit(kHeadDim)) != 0) {
+      apply_mask_bits(s, coord, mask, m0, n0, pack_shift);
+      return;
+    }
     // No left bound (causal, right-only windows, the key-length tail of any instance): lo = 0,
     // so lo32 = -n0 <= 0 <= col and the lower test never fires. Dropping it (a uniform branch,
     // FA_SM90_FWD_MASK_SPLIT) leaves one compare and one select per score instead of two
@@ -903,6 +918,48 @@ struct FwdKernel {
       for (int c = 0; c < size<1>(s); ++c) {
         const int col = get<1>(coord(0, c));
         if (col >= hi32 || col < lo32) s(r, c) = -INFINITY;
+      }
+    }
+  }
+
+  // apply_mask with the per-score test taken from bit masks (FA_SM90_FWD_MASK_R2P). A thread's
+  // columns of a row are col0 + 8 (c / 2) + c % 2 for its c-th value (the wgmma accumulator's
+  // column pairs; scripts/check_sm90_fwd_layout.cu checks it against CuTe), so "column offset
+  // below x" is "c below cut(x)", and a row's allowed values [cut(lo), cut(hi)) are the set bits
+  // of a mask. Testing consecutive bits of one register lets ptxas use R2P, which sets seven
+  // predicates per instruction; the compare form spends one ISETP per score. The left bound costs
+  // one more mask per 24 columns instead of a compare per score.
+  template <class TensorS, class TensorC>
+  __device__ static void apply_mask_bits(TensorS& s, TensorC const& coord, core::Mask const& mask,
+                                         int m0, int n0, int pack_shift) {
+    using namespace cute;
+    constexpr int kCols = decltype(size<1>(s))::value;
+    static_assert(kCols * 4 == kBlockN, "two values per 8 columns in each of a row's quads");
+    // Values below column offset x (clamped into the block): 2 per whole 8 columns, plus the
+    // pair's first, or both, within the last 8.
+    auto cut = [](int x) {
+      x = x < 0 ? 0 : (x > kCols * 4 ? kCols * 4 : x);
+      return ((x >> 3) << 1) + ((x & 7) < 2 ? (x & 7) : 2);
+    };
+    const int col0 = get<1>(coord(0, 0));
+#pragma unroll
+    for (int r = 0; r < size<0>(s); ++r) {
+      const int64_t row = m0 + (get<0>(coord(r, 0)) >> pack_shift);
+      int64_t hi = mask.k_len, lo = 0;
+      if (kMasked && mask.right >= 0) hi = cute::min(hi, mask.diag(row) + mask.right + 1);
+      if (kMasked && mask.left >= 0) lo = cute::max(lo, mask.diag(row) - mask.left);
+      // Offsets from the thread's first column, clamped into [0, kBlockN] by cut().
+      const int hi_c = cut(int(cute::min(cute::max(hi - n0, int64_t(-8)), int64_t(kBlockN))) - col0);
+      const int lo_c = cut(int(cute::min(cute::max(lo - n0, int64_t(-8)), int64_t(kBlockN))) - col0);
+      // 24-value chunks: shifts stay below 32 (a shift by 32 is undefined), as in FA4's mask_r2p.
+#pragma unroll
+      for (int k = 0; k * 24 < kCols; ++k) {
+        const uint32_t below_hi = (1u << cute::min(cute::max(hi_c - 24 * k, 0), 24)) - 1u;
+        const uint32_t below_lo = (1u << cute::min(cute::max(lo_c - 24 * k, 0), 24)) - 1u;
+        const uint32_t keep = below_hi & ~below_lo;
+#pragma unroll
+        for (int i = 0; i < 24 && k * 24 + i < kCols; ++i)
+          if (!(keep & (1u << i))) s(r, k * 24 + i) = -INFINITY;
       }
     }
   }
