@@ -230,9 +230,15 @@ static_assert((FA_SM90_FWD_MASK_SPLIT & 1) == 0,
 // d128 8, d192 16, d256 32; 0 = none): each row's allowed columns become the set bits of a
 // 32-bit mask, tested bit by bit, which ptxas compiles to R2P (seven predicates per instruction)
 // instead of one compare per score; both bounds cost the same. Where on, FA_SM90_FWD_MASK_SPLIT
-// does not apply. Default 62 (every sm90 forward head dim).
+// does not apply. Default 0 (off): it lost on the H200 (session 28, bf16 causal, TFLOP/s at N
+// 512/1k/2k, two alternations each, compare form → bit masks): d64 218, 217 / 289, 293 / 346, 346
+// → 209, 209 / 284, 288 / 339, 346; d128 and d256 within the ±3% spread. The d64 masked kernel's
+// SASS has 424 fewer instructions (4856 → 4432, static count; ISETP 561 → 200, 16 R2P), yet it
+// runs slower. A reading, not profiled: each R2P writes the whole predicate file, so the selects
+// wait on it, where the compares were independent. With it on, the fp8 d256 masked kernels spill
+// 12 bytes.
 #ifndef FA_SM90_FWD_MASK_R2P
-#define FA_SM90_FWD_MASK_R2P 62
+#define FA_SM90_FWD_MASK_R2P 0
 #endif
 static_assert((FA_SM90_FWD_MASK_R2P & 1) == 0,
               "FA_SM90_FWD_MASK_R2P is a head-dim mask (d64 2, d96 4, d128 8, d192 16, d256 32)");
