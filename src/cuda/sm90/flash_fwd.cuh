@@ -87,12 +87,14 @@
 #include <cutlass/numeric_types.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <atomic>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/mask.hpp"
 #include "core/params.hpp"
@@ -257,6 +259,26 @@ static_assert((FA_SM90_FWD_MASK_R2P & 1) == 0,
 #define FA_SM90_FWD_EARLY_RESCALE 0
 #endif
 static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, "0, 1 or 2");
+
+// Per-tile timeline of the persistent forward (diagnostic builds only: -DFA_SM90_FWD_TIMELINE=1;
+// the launcher fills it when FA_SM90_FWD_TIMELINE_OUT names a file, FwdTimelineDump below). For
+// every tile a consumer warpgroup computes, its thread 0 records clock64() (SM cycles) at the
+// points FwdStamp names; slot Info holds the tile's key blocks | query block << 16 | SM id << 40.
+// scripts/fwd_timeline.py reads it. Production builds compile none of it.
+#ifndef FA_SM90_FWD_TIMELINE
+#define FA_SM90_FWD_TIMELINE 0
+#endif
+enum class FwdStamp : int {
+  Info = 0,
+  Start,    // consume_tile entered
+  QIn,      // the tile's Q slot is loaded
+  KIn,      // its first K block is loaded
+  Turn,     // first ping-pong turn taken (the first Q·Kᵀ is issued next)
+  S0Done,   // first Q·Kᵀ retired
+  LoopEnd,  // last P·V retired
+  End,      // epilogue done (or, with the epilogue overlap, handed to the next tile)
+  kCount
+};
 
 // K-major shared-memory swizzle atom of a row of kCols elements of T: the widest swizzle whose
 // byte width (128/64/32) divides the row's bytes. Written in bytes so that 1-byte (fp8) rows of
@@ -521,7 +543,22 @@ struct FwdKernel {
     bool o_store_wide;   // kOStoreRounds > 0 and O aligned to its bytes: direct stores transposed
     TmaKVMc tma_k_mc;    // kCluster: the multicast K / V maps (used when sched.cluster_shift = 1)
     TmaKVMc tma_v_mc;
+#if FA_SM90_FWD_TIMELINE
+    // rounds × kConsumerWGs × FwdStamp::kCount words per CTA (persistent launches), or none.
+    unsigned long long* timeline = nullptr;
+#endif
   };
+
+  // One timeline stamp (FA_SM90_FWD_TIMELINE); tl is this tile's and warpgroup's row, or null.
+  __device__ static void stamp(unsigned long long* tl, FwdStamp slot, unsigned long long value = 0) {
+    if constexpr (FA_SM90_FWD_TIMELINE != 0) {
+      if (tl == nullptr || threadIdx.x % 128 != 0) return;
+      if (slot != FwdStamp::Info) value = clock64();
+      tl[int(slot)] = value;
+    } else {
+      (void)tl, (void)slot, (void)value;
+    }
+  }
 
   // Whether this launch runs in clusters of two (a run-time choice of the launcher).
   __device__ static bool in_cluster(Params const& params) {
@@ -1009,10 +1046,18 @@ struct FwdKernel {
         cute::partition_fragment_C(TiledMmaPV{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{})
             .layout()));
     PendingEpilogue<TensorRO> pend;
+    [[maybe_unused]] int tile_k = 0;  // tiles computed so far (the timeline's row)
     while (scheduler.template next<kCluster ? -1 : 0>(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w)) continue;
-      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1, pend);
+      unsigned long long* tl = nullptr;
+#if FA_SM90_FWD_TIMELINE
+      if (params.timeline != nullptr && params.sched.persistent && tile_k < params.sched.rounds)
+        tl = params.timeline + ((int64_t(blockIdx.x) * params.sched.rounds + tile_k) * kConsumerWGs + consumer_wg) *
+                                   int(FwdStamp::kCount);
+      ++tile_k;
+#endif
+      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1, pend, tl);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
         ++q_it;
@@ -1035,11 +1080,20 @@ struct FwdKernel {
   template <class Pending>
   __device__ static void consume_tile(Params const& params, SharedStorage& ss,
                                       sched::TileCoord const& tc_main, TileWork const& w, int kv_it,
-                                      int q_it, int tile_round, Pending& pend) {
+                                      int q_it, int tile_round, Pending& pend,
+                                      unsigned long long* tl = nullptr) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
     const core::SeqInfo& seq = w.seq;
     const core::Mask& mask = w.mask;
+    if constexpr (FA_SM90_FWD_TIMELINE != 0) {
+      uint32_t smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      stamp(tl, FwdStamp::Info,
+            uint64_t(uint32_t(w.n_blocks) & 0xffffu) | (uint64_t(uint32_t(tc_main.m_block)) << 16) |
+                (uint64_t(smid) << 40));
+      stamp(tl, FwdStamp::Start);
+    }
     const int m0 = w.m0;
     const int n_block_max = w.n_block_max;
     const int n_blocks = w.n_blocks;
@@ -1217,11 +1271,14 @@ struct FwdKernel {
       issue(1, 1);
       issue(2, 1);
       wait_full(ss.pipe_q, q_it);
+      stamp(tl, FwdStamp::QIn);
 
       if constexpr (kIntraWgOverlap) {
         // Block 0: S = Q·K₀ᵀ, softmax → P₀.
         wait_full(pipe_k, kv_it);
+        stamp(tl, FwdStamp::KIn);
         pingpong_wait(consumer_wg);
+        stamp(tl, FwdStamp::Turn);
         wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, Ring::stage(kv_it)), tSrS);
         pingpong_pass(consumer_wg);
         if constexpr (kEpiOverlap) {
@@ -1233,6 +1290,7 @@ struct FwdKernel {
           clear(tOrO);
         }
         warpgroup_wait<0>();
+        stamp(tl, FwdStamp::S0Done);
         release_kv(pipe_k, kv_it, params);
         if (kEarlyQRelease && n_blocks == 1) ss.pipe_q.consumer_release(q_it);  // its only Q·Kᵀ
         transform_and_mask(n_block_max - 1);
@@ -1277,6 +1335,7 @@ struct FwdKernel {
         wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
         pingpong_pass(consumer_wg);
         warpgroup_wait<0>();
+        stamp(tl, FwdStamp::LoopEnd);
         release_kv(pipe_v, last, params);
       } else {
         for (int it = 0; it < n_blocks; ++it) {
@@ -1311,6 +1370,7 @@ struct FwdKernel {
       pend.valid = true;  // the next tile's call (or consume) stores it
       pend.tc = tc_main;
       pend.w = w;
+      stamp(tl, FwdStamp::End);
       return;
     }
     // The tile's coordinates are re-derived from its round (a few integer ops; opaque, so not
@@ -1333,6 +1393,7 @@ struct FwdKernel {
     Tensor rO = make_tensor<OutElement>(tOrO.layout());
     epilogue_convert(softmax, tOrO, rO, lse, v_scale);
     epilogue_store(params, ss, tc, we, rO, lse, ctid);
+    stamp(tl, FwdStamp::End);
   }
 
   // Epilogue, first half: O / l → OutElement (rO) and the rows' LSE. fp8: O · (v_scale / l).
@@ -1696,6 +1757,45 @@ int sm90_fwd_max_clusters(int device) {
   return n < 0 ? 0 : n;
 }
 
+#if FA_SM90_FWD_TIMELINE
+// Diagnostic builds: with FA_SM90_FWD_TIMELINE_OUT set, a persistent launch records its timeline
+// (FwdStamp) and, once it has run (a stream synchronisation: timings of such a build are not the
+// library's), writes it to that file, the last call winning: int64 CTAs, rounds, warpgroups,
+// stamps, then the stamps (CTA-major). Not thread-safe; not for production.
+struct FwdTimelineDump {
+  unsigned long long* buf = nullptr;
+  int64_t dims[4] = {};
+  cudaStream_t stream = nullptr;
+  FwdTimelineDump(int64_t ctas, int64_t rounds, int64_t wgs, cudaStream_t s) : stream(s) {
+    static unsigned long long* mem = nullptr;
+    static int64_t cap = 0;
+    if (std::getenv("FA_SM90_FWD_TIMELINE_OUT") == nullptr || ctas <= 0) return;
+    const int64_t words = ctas * rounds * wgs * int64_t(FwdStamp::kCount);
+    if (words > cap) {
+      if (mem) cudaFree(mem);
+      mem = nullptr;
+      cap = 0;
+      if (cudaMalloc(&mem, size_t(words) * 8) != cudaSuccess) return;
+      cap = words;
+    }
+    cudaMemsetAsync(mem, 0, size_t(words) * 8, s);
+    buf = mem;
+    dims[0] = ctas, dims[1] = rounds, dims[2] = wgs, dims[3] = int64_t(FwdStamp::kCount);
+  }
+  ~FwdTimelineDump() {
+    if (!buf) return;
+    std::vector<unsigned long long> host(size_t(dims[0] * dims[1] * dims[2] * dims[3]));
+    cudaStreamSynchronize(stream);
+    cudaMemcpy(host.data(), buf, host.size() * 8, cudaMemcpyDeviceToHost);
+    if (FILE* f = std::fopen(std::getenv("FA_SM90_FWD_TIMELINE_OUT"), "wb")) {
+      std::fwrite(dims, 8, 4, f);
+      std::fwrite(host.data(), 8, host.size(), f);
+      std::fclose(f);
+    }
+  }
+};
+#endif
+
 template <class Kernel, class Element>
 core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   using namespace cute;
@@ -1870,6 +1970,10 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x),
                               sm90_fwd_section_rotate_env());
   params.sched.cluster_shift = clusters > 0 ? 1 : 0;
+#if FA_SM90_FWD_TIMELINE
+  FwdTimelineDump timeline(persistent ? int64_t(grid.x) : 0, params.sched.rounds, Kernel::kConsumerWGs, stream);
+  params.timeline = timeline.buf;
+#endif
   e = launch_ex(LaunchConfig(grid, dim3(Kernel::kThreads), Kernel::kSmemBytes, stream, false, clusters > 0 ? 2 : 1),
                 kernel, params);
   if (e != cudaSuccess) return cuda_call_failed(e, "sm90 forward kernel launch");

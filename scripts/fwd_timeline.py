@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Where a persistent FA3 forward tile's time goes (diagnostic builds, -DFA_SM90_FWD_TIMELINE=1).
+
+The library writes the file named by FA_SM90_FWD_TIMELINE_OUT after each persistent forward
+launch (src/cuda/sm90/flash_fwd.cuh, FwdTimelineDump): four int64 (CTAs, rounds, consumer
+warpgroups, stamps), then per CTA, tile and warpgroup the stamps of enum FwdStamp: Info (key
+blocks | query block << 16 | SM id << 40), then clock64() at Start, QIn, KIn, Turn, S0Done,
+LoopEnd, End. Cycles are SM cycles; stamps are compared within one CTA only.
+
+Prints, per number of key blocks in the tile, the median cycles of each phase of a warpgroup's
+tile, and a least-squares fit of the tile period (Start to the next tile's Start) against the key
+blocks: the intercept is the fixed cost of a tile, in cycles and in blocks' worth.
+
+    python3 scripts/fwd_timeline.py timeline.bin [more.bin ...]
+"""
+import struct
+import sys
+
+import numpy as np
+
+PHASES = [  # (name, from stamp, to stamp)
+    ("Q wait", 1, 2),
+    ("K wait", 2, 3),
+    ("turn wait", 3, 4),
+    ("1st QK", 4, 5),
+    ("rest of loop", 5, 6),
+    ("epilogue", 6, 7),
+]
+
+
+def load(path):
+    with open(path, "rb") as f:
+        ctas, rounds, wgs, stamps = struct.unpack("<4q", f.read(32))
+        a = np.frombuffer(f.read(), dtype=np.uint64)
+    return a.reshape(ctas, rounds, wgs, stamps)
+
+
+def summarise(path):
+    a = load(path)
+    ctas, rounds, wgs, _ = a.shape
+    info = a[..., 0]
+    t = a[..., 1:].astype(np.float64)  # stamps 1..7 -> columns 0..6
+    nb = (info & np.uint64(0xFFFF)).astype(np.int64)
+    valid = a[..., 1] > 0
+    print(f"{path}: {ctas} CTAs x up to {rounds} tiles x {wgs} consumer warpgroups, "
+          f"{int(valid.sum())} (tile, warpgroup) rows")
+    rows = []  # (blocks, phases..., period)
+    spans = []
+    for c in range(ctas):
+        for w in range(wgs):
+            ks = np.nonzero(valid[c, :, w])[0]
+            if len(ks) == 0:
+                continue
+            tc = t[c, ks, w]
+            spans.append(tc[-1, 6] - tc[0, 0])
+            for i, k in enumerate(ks):
+                if nb[c, k, w] == 0 or np.any(tc[i] == 0):
+                    continue
+                ph = [tc[i, b - 1] - tc[i, a_ - 1] for _, a_, b in PHASES]
+                period = tc[i + 1, 0] - tc[i, 0] if i + 1 < len(ks) else np.nan
+                rows.append([nb[c, k, w]] + ph + [period])
+    r = np.array(rows)
+    hdr = "blocks  tiles " + "".join(f"{n:>13}" for n, _, _ in PHASES) + "       period  per block"
+    print(hdr)
+    for b in sorted(set(r[:, 0].astype(int))):
+        s = r[r[:, 0] == b]
+        med = np.nanmedian(s[:, 1:], axis=0)
+        print(f"{b:6d} {len(s):6d} " + "".join(f"{m:13.0f}" for m in med[:-1]) +
+              f" {med[-1]:12.0f} {med[-1] / b:10.0f}")
+    ok = ~np.isnan(r[:, -1])
+    if ok.sum() > 2 and len(set(r[ok, 0])) > 1:
+        b, a0 = np.polyfit(r[ok, 0], r[ok, -1], 1)
+        print(f"fit: period = {a0:.0f} + {b:.0f} x blocks cycles -> fixed cost per tile {a0 / b:.2f} blocks' worth")
+    else:
+        med = np.nanmedian(r[ok, -1]) if ok.any() else float("nan")
+        print(f"one block count: period {med:.0f} cycles")
+    sp = np.array(spans)
+    print(f"per-(CTA, warpgroup) span, cycles: min {sp.min():.0f}, median {np.median(sp):.0f}, max {sp.max():.0f} "
+          f"(max/median {sp.max() / np.median(sp):.3f})")
+    print()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    for p in sys.argv[1:]:
+        summarise(p)
