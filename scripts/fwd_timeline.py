@@ -4,28 +4,38 @@
 The library writes the file named by FA_SM90_FWD_TIMELINE_OUT after each persistent forward
 launch (src/cuda/sm90/flash_fwd.cuh, FwdTimelineDump): four int64 (CTAs, rounds, consumer
 warpgroups, stamps), then per CTA, tile and warpgroup the stamps of enum FwdStamp: Info (key
-blocks | query block << 16 | SM id << 40), then clock64() at Start, QIn, KIn, Turn, S0Done,
-LoopEnd, End. Cycles are SM cycles; stamps are compared within one CTA only.
+blocks | query block << 16 | SM id << 40), clock64() at Start, QIn, KIn, Turn, S0Done, LoopEnd,
+EpiConv, EpiBar (TMA-store epilogue only), End, then the mainloop's summed waits for K, V, the
+ping-pong turn, S and O (cycles, over the blocks after the first). Cycles are SM cycles; stamps
+are compared within one CTA only.
 
 Prints, per number of key blocks in the tile, the median cycles of each phase of a warpgroup's
-tile, and a least-squares fit of the tile period (Start to the next tile's Start) against the key
-blocks: the intercept is the fixed cost of a tile, in cycles and in blocks' worth.
+tile and of each mainloop wait per block after the first, and a least-squares fit of the tile
+period (Start to the next tile's Start) against the key blocks: the intercept is the fixed cost
+of a tile, in cycles and in blocks' worth.
 
     python3 scripts/fwd_timeline.py timeline.bin [more.bin ...]
 """
 import struct
 import sys
 
+import warnings
+
 import numpy as np
 
-PHASES = [  # (name, from stamp, to stamp)
+warnings.filterwarnings("ignore", "All-NaN slice")
+
+PHASES = [  # (name, from stamp, to stamp); an EpiBar of 0 (direct stores) counts as EpiConv
     ("Q wait", 1, 2),
     ("K wait", 2, 3),
     ("turn wait", 3, 4),
     ("1st QK", 4, 5),
     ("rest of loop", 5, 6),
-    ("epilogue", 6, 7),
+    ("epi convert", 6, 7),
+    ("epi buf+bar", 7, 8),
+    ("epi store", 8, 9),
 ]
+WAITS = ["K", "V", "turn", "S", "O"]  # stamps 10..14
 
 
 def load(path):
@@ -39,12 +49,14 @@ def summarise(path):
     a = load(path)
     ctas, rounds, wgs, _ = a.shape
     info = a[..., 0]
-    t = a[..., 1:].astype(np.float64)  # stamps 1..7 -> columns 0..6
+    t = a[..., 1:10].astype(np.float64)  # stamps 1..9 -> columns 0..8
+    waits = a[..., 10:15].astype(np.float64)
+    t[..., 7] = np.where(t[..., 7] == 0, t[..., 6], t[..., 7])  # no EpiBar: direct stores
     nb = (info & np.uint64(0xFFFF)).astype(np.int64)
     valid = a[..., 1] > 0
     print(f"{path}: {ctas} CTAs x up to {rounds} tiles x {wgs} consumer warpgroups, "
           f"{int(valid.sum())} (tile, warpgroup) rows")
-    rows = []  # (blocks, phases..., period)
+    rows = []  # (blocks, phases..., period, waits per later block...)
     spans = []
     for c in range(ctas):
         for w in range(wgs):
@@ -52,27 +64,32 @@ def summarise(path):
             if len(ks) == 0:
                 continue
             tc = t[c, ks, w]
-            spans.append(tc[-1, 6] - tc[0, 0])
+            spans.append(tc[-1, 8] - tc[0, 0])
             for i, k in enumerate(ks):
                 if nb[c, k, w] == 0 or np.any(tc[i] == 0):
                     continue
                 ph = [tc[i, b - 1] - tc[i, a_ - 1] for _, a_, b in PHASES]
                 period = tc[i + 1, 0] - tc[i, 0] if i + 1 < len(ks) else np.nan
-                rows.append([nb[c, k, w]] + ph + [period])
+                later = nb[c, k, w] - 1
+                wt = list(waits[c, k, w] / later) if later > 0 else [np.nan] * len(WAITS)
+                rows.append([nb[c, k, w]] + ph + [period] + wt)
     r = np.array(rows)
-    hdr = "blocks  tiles " + "".join(f"{n:>13}" for n, _, _ in PHASES) + "       period  per block"
-    print(hdr)
+    nph = len(PHASES)
+    print("blocks  tiles " + "".join(f"{n:>13}" for n, _, _ in PHASES) + "       period  per block   "
+          + " ".join(f"{w + ' wait':>7}" for w in WAITS) + "  (waits: per block after the first)")
     for b in sorted(set(r[:, 0].astype(int))):
-        s = r[r[:, 0] == b]
-        med = np.nanmedian(s[:, 1:], axis=0)
-        print(f"{b:6d} {len(s):6d} " + "".join(f"{m:13.0f}" for m in med[:-1]) +
-              f" {med[-1]:12.0f} {med[-1] / b:10.0f}")
-    ok = ~np.isnan(r[:, -1])
+        s_ = r[r[:, 0] == b]
+        med = np.nanmedian(s_[:, 1:], axis=0) if len(s_) else None
+        wmed = med[nph + 1:]
+        print(f"{b:6d} {len(s_):6d} " + "".join(f"{m:13.0f}" for m in med[:nph]) +
+              f" {med[nph]:12.0f} {med[nph] / b:10.0f}   " +
+              " ".join("      -" if np.isnan(x) else f"{x:7.0f}" for x in wmed))
+    ok = ~np.isnan(r[:, nph + 1])
     if ok.sum() > 2 and len(set(r[ok, 0])) > 1:
-        b, a0 = np.polyfit(r[ok, 0], r[ok, -1], 1)
+        b, a0 = np.polyfit(r[ok, 0], r[ok, nph + 1], 1)
         print(f"fit: period = {a0:.0f} + {b:.0f} x blocks cycles -> fixed cost per tile {a0 / b:.2f} blocks' worth")
     else:
-        med = np.nanmedian(r[ok, -1]) if ok.any() else float("nan")
+        med = np.nanmedian(r[ok, nph + 1]) if ok.any() else float("nan")
         print(f"one block count: period {med:.0f} cycles")
     sp = np.array(spans)
     print(f"per-(CTA, warpgroup) span, cycles: min {sp.min():.0f}, median {np.median(sp):.0f}, max {sp.max():.0f} "

@@ -276,7 +276,16 @@ enum class FwdStamp : int {
   Turn,     // first ping-pong turn taken (the first Q·Kᵀ is issued next)
   S0Done,   // first Q·Kᵀ retired
   LoopEnd,  // last P·V retired
+  EpiConv,  // O normalised and converted, LSE computed
+  EpiBar,   // TMA-store epilogue: the O buffer is free and every warp of the warpgroup is here
   End,      // epilogue done (or, with the epilogue overlap, handed to the next tile)
+  // Cycles spent, summed over the mainloop's iterations after the first block, waiting for: a K
+  // block, a V block, the ping-pong turn, S (the Q·Kᵀ wgmma), O (the P·V wgmma).
+  KWait,
+  VWait,
+  TurnWait,
+  SWait,
+  PVWait,
   kCount
 };
 
@@ -549,11 +558,23 @@ struct FwdKernel {
 #endif
   };
 
+  // Time spent in fn() (the mainloop's waits), added to sum; timeline builds only.
+  template <class Fn>
+  __device__ __forceinline__ static void timed(unsigned long long& sum, Fn&& fn) {
+    if constexpr (FA_SM90_FWD_TIMELINE != 0) {
+      const unsigned long long t0 = clock64();
+      fn();
+      sum += clock64() - t0;
+    } else {
+      (void)sum;
+      fn();
+    }
+  }
   // One timeline stamp (FA_SM90_FWD_TIMELINE); tl is this tile's and warpgroup's row, or null.
   __device__ static void stamp(unsigned long long* tl, FwdStamp slot, unsigned long long value = 0) {
     if constexpr (FA_SM90_FWD_TIMELINE != 0) {
       if (tl == nullptr || threadIdx.x % 128 != 0) return;
-      if (slot != FwdStamp::Info) value = clock64();
+      if (slot != FwdStamp::Info && int(slot) < int(FwdStamp::KWait)) value = clock64();
       tl[int(slot)] = value;
     } else {
       (void)tl, (void)slot, (void)value;
@@ -1296,27 +1317,28 @@ struct FwdKernel {
         transform_and_mask(n_block_max - 1);
         softmax_block(n_block_max - 1);
         convert_p();
+        [[maybe_unused]] unsigned long long waits[5] = {};  // FwdStamp::KWait.. (timeline builds)
         for (int it = 1; it < n_blocks; ++it) {
           const int n_block = n_block_max - 1 - it;
           const int sk = Ring::stage(kv_it + it);
           const int sv = Ring::stage(kv_it + it - 1);
-          wait_full(pipe_k, kv_it + it);
-          pingpong_wait(consumer_wg);
+          timed(waits[0], [&] { wait_full(pipe_k, kv_it + it); });
+          timed(waits[2], [&] { pingpong_wait(consumer_wg); });
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, sk), tSrS);  // S_it in flight
           // O holds the blocks before it-1 at the max before block it-1's; block it-1's softmax
           // left the factor to block it-1's max in rescale_o (on it = 1: O = 0, factor 0).
           if (early_rescale) rescale();
-          wait_full(pipe_v, kv_it + it - 1);
+          timed(waits[1], [&] { wait_full(pipe_v, kv_it + it - 1); });
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
           pingpong_pass(consumer_wg);
           issue(1, it + 1);
-          warpgroup_wait<1>();  // S_it done (groups retire in order)
+          timed(waits[3], [&] { warpgroup_wait<1>(); });  // S_it done (groups retire in order)
           release_kv(pipe_k, kv_it + it, params);
           // The tile's last Q·Kᵀ has retired: nothing reads this Q slot any more.
           if (kEarlyQRelease && it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);
           transform_and_mask(n_block);
           softmax_block(n_block);  // P_it in tSrS; O's factor kept for after PV
-          warpgroup_wait<0>();  // PV done: tOrO final for this step, tOrP free
+          timed(waits[4], [&] { warpgroup_wait<0>(); });  // PV done: tOrO final for this step, tOrP free
           release_kv(pipe_v, kv_it + it - 1, params);
           issue(2, it + 1);
           if (!early_rescale) rescale();
@@ -1336,6 +1358,10 @@ struct FwdKernel {
         pingpong_pass(consumer_wg);
         warpgroup_wait<0>();
         stamp(tl, FwdStamp::LoopEnd);
+        if constexpr (FA_SM90_FWD_TIMELINE != 0) {
+#pragma unroll
+          for (int i = 0; i < 5; ++i) stamp(tl, FwdStamp(int(FwdStamp::KWait) + i), waits[i]);
+        }
         release_kv(pipe_v, last, params);
       } else {
         for (int it = 0; it < n_blocks; ++it) {
@@ -1392,7 +1418,8 @@ struct FwdKernel {
     float lse[kRows];
     Tensor rO = make_tensor<OutElement>(tOrO.layout());
     epilogue_convert(softmax, tOrO, rO, lse, v_scale);
-    epilogue_store(params, ss, tc, we, rO, lse, ctid);
+    stamp(tl, FwdStamp::EpiConv);
+    epilogue_store(params, ss, tc, we, rO, lse, ctid, tl);
     stamp(tl, FwdStamp::End);
   }
 
@@ -1427,7 +1454,7 @@ struct FwdKernel {
   __device__ __forceinline__ static void epilogue_store(Params const& params, SharedStorage& ss,
                                                         sched::TileCoord const& tc, TileWork const& we,
                                                         TensorRO const& rO, float const (&lse)[Softmax::kRowsC],
-                                                        int ctid) {
+                                                        int ctid, unsigned long long* tl = nullptr) {
     using namespace cute;
     const core::AttnParams& p = params.attn;
     const int consumer_wg = ctid / 128;
@@ -1439,7 +1466,7 @@ struct FwdKernel {
     bool stored = false;
     if constexpr (kTmaStoreO) {
       if (params.tma_store_o) {
-        store_o_tma(params, ss, tc, we.m0, we.seq.q_len, consumer_wg, cO, rO);
+        store_o_tma(params, ss, tc, we.m0, we.seq.q_len, consumer_wg, cO, rO, tl);
         stored = true;
       }
     }
@@ -1570,7 +1597,8 @@ struct FwdKernel {
   __device__ __forceinline__ static void store_o_tma(Params const& params, SharedStorage& ss,
                                                      sched::TileCoord const& tc, int m0, int64_t q_len,
                                                      int consumer_wg, TensorCO const& cO,
-                                                     TensorRO const& rO) {
+                                                     TensorRO const& rO,
+                                                     unsigned long long* tl = nullptr) {
     using namespace cute;
     const bool leader = threadIdx.x % 128 == 0;
     const uint32_t barrier = kEpilogueBarrierWG1 + uint32_t(consumer_wg);
@@ -1580,6 +1608,7 @@ struct FwdKernel {
     // (long done by now: a whole tile's mainloop ran in between).
     if (leader) tma_store_wait<0>();
     cutlass::arch::NamedBarrier::sync(128, barrier);
+    stamp(tl, FwdStamp::EpiBar);
     if constexpr (FA_SM90_FWD_O_STSM != 0) {
       // Registers 4j..4j+3 (values 8j..8j+7: rows r, r+8 of columns 16j..16j+15) are the four
       // 8×8 matrices of instruction j; lane L addresses row L & 15, column half L >> 4 of them.
