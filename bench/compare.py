@@ -60,6 +60,9 @@ ABLATIONS = [
     # Causal walk with each L2 section's snake rotated (session 27, off by default): a switch-on
     # row; its effect is at causal N1k-2k (--ablation-n 1024), ~0 at N8k (scripts/sched_balance.py).
     ("fa3 rotated causal L2 sections", "fa3", {"FA_SM90_FWD_SECTION_ROTATE": "1"}),
+    # O by direct stores from registers instead of the TMA-store epilogue, at run time (session 28):
+    # the same comparison as "no TMA-store epilogue" at any head dim, without an extra instance.
+    ("fa3 direct O stores (run time)", "fa3", {"FA_SM90_FWD_TMA_STORE": "0"}),
     ("fa2 default", "fa2", {}),
     ("fa2 in-order M blocks", "fa2", {"FA_FWD_REVERSE_M": "0"}),
     ("fa2 mask every block", "fa2", {"FA_FWD_MASK_EVERY_BLOCK": "1"}),

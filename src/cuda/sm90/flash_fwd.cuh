@@ -1760,6 +1760,14 @@ inline int sm90_fwd_max_ctas() {
 }
 
 // FA_SM90_FWD_CLUSTER=0 in the environment (read once per process): no clusters at run time.
+// FA_SM90_FWD_TMA_STORE=0 in the environment (read once per process): O by the direct stores
+// from registers (the path varlen and TMA-unaligned O take) instead of the TMA-store epilogue,
+// in every instance, so one build A/Bs the two epilogues at every head dim. Default 1.
+inline bool sm90_fwd_tma_store_env() {
+  static const bool on = env_int("FA_SM90_FWD_TMA_STORE", 1) != 0;
+  return on;
+}
+
 inline bool sm90_fwd_cluster_env() {
   static const bool on = [] {
     const char* v = std::getenv("FA_SM90_FWD_CLUSTER");
@@ -1882,7 +1890,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   // Otherwise the map is built over Q (valid, never used).
   using Out = typename Kernel::OutElementC;
   const bool tma_store_o = Kernel::kTmaStoreO && !p.varlen && pack_shift == 0 &&
-                           tma_ok(p.o, p.o_str, sizeof(Out));
+                           tma_ok(p.o, p.o_str, sizeof(Out)) && sm90_fwd_tma_store_env();
   auto make_tma_o = [&]() -> typename Kernel::TmaO {
     if constexpr (Kernel::kTmaStoreO) {
       const core::Strides& st = tma_store_o ? p.o_str : p.q_str;
