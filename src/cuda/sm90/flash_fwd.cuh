@@ -260,6 +260,13 @@ static_assert((FA_SM90_FWD_MASK_R2P & 1) == 0,
 #endif
 static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, "0, 1 or 2");
 
+// Ping-pong as a run-time choice (Params::pingpong, FA_SM90_FWD_PINGPONG in the environment):
+// 1 (default) compiles a uniform branch around every turn; 0 compiles it out (always ping-pong in
+// ping-pong instances), to time what the branch costs.
+#ifndef FA_SM90_FWD_PINGPONG_RUNTIME
+#define FA_SM90_FWD_PINGPONG_RUNTIME 1
+#endif
+
 // Per-tile timeline of the persistent forward (diagnostic builds only: -DFA_SM90_FWD_TIMELINE=1;
 // the launcher fills it when FA_SM90_FWD_TIMELINE_OUT names a file, FwdTimelineDump below). For
 // every tile a consumer warpgroup computes, its thread 0 records clock64() (SM cycles) at the
@@ -552,6 +559,9 @@ struct FwdKernel {
     bool o_store_wide;   // kOStoreRounds > 0 and O aligned to its bytes: direct stores transposed
     TmaKVMc tma_k_mc;    // kCluster: the multicast K / V maps (used when sched.cluster_shift = 1)
     TmaKVMc tma_v_mc;
+    // kPingPong instances: take turns (false: FA_SM90_FWD_PINGPONG=0, every warpgroup issues its
+    // GEMMs when ready, as the no_pingpong ablation does, at any head dim without an instance).
+    bool pingpong = true;
 #if FA_SM90_FWD_TIMELINE
     // rounds × kConsumerWGs × FwdStamp::kCount words per CTA (persistent launches), or none.
     unsigned long long* timeline = nullptr;
@@ -1032,17 +1042,25 @@ struct FwdKernel {
   // next warpgroup (w + 1 mod kConsumerWGs: the other one of two, a round robin of three) right
   // after issuing them. Every warpgroup takes the same number of turns per tile, so the rotation
   // simply continues from one tile to the next. Each barrier counts the 128 waiting threads and
-  // the 128 of the warpgroup handing over the turn.
+  // the 128 of the warpgroup handing over the turn. Params::pingpong = false (run time) skips
+  // every turn, the first arrival and the last wait alike.
+  // FA_SM90_FWD_PINGPONG_RUNTIME=0 (build time) compiles the run-time switch out: the code before it.
+  __device__ static bool pingpong_on(Params const& params) {
+    return FA_SM90_FWD_PINGPONG_RUNTIME == 0 || params.pingpong;
+  }
   __device__ static int pingpong_next(int consumer_wg) {
     return consumer_wg + 1 == kConsumerWGs ? 0 : consumer_wg + 1;
   }
-  __device__ static void pingpong_wait(int consumer_wg) {
-    if constexpr (kPingPong)
-      cutlass::arch::NamedBarrier::sync(2 * 128, kSchedulerBarrier0 + uint32_t(consumer_wg));
+  __device__ static void pingpong_wait(Params const& params, int consumer_wg) {
+    if constexpr (kPingPong) {
+      if (pingpong_on(params)) cutlass::arch::NamedBarrier::sync(2 * 128, kSchedulerBarrier0 + uint32_t(consumer_wg));
+    }
   }
-  __device__ static void pingpong_pass(int consumer_wg) {
-    if constexpr (kPingPong)
-      cutlass::arch::NamedBarrier::arrive(2 * 128, kSchedulerBarrier0 + uint32_t(pingpong_next(consumer_wg)));
+  __device__ static void pingpong_pass(Params const& params, int consumer_wg) {
+    if constexpr (kPingPong) {
+      if (pingpong_on(params))
+        cutlass::arch::NamedBarrier::arrive(2 * 128, kSchedulerBarrier0 + uint32_t(pingpong_next(consumer_wg)));
+    }
   }
 
   // Waits until a slot is loaded. cp.async (ablation) writes through the generic proxy, which
@@ -1056,7 +1074,7 @@ struct FwdKernel {
   __device__ static void consume(Params const& params, SharedStorage& ss) {
     const int consumer_wg = (int(threadIdx.x) - kConsumerBase) / 128;  // 0 .. kConsumerWGs - 1
     // Warpgroup 0 goes first: the last warpgroup (the one that hands the turn to 0) opens its barrier.
-    if (kPingPong && consumer_wg == kConsumerWGs - 1)
+    if (kPingPong && pingpong_on(params) && consumer_wg == kConsumerWGs - 1)
       cutlass::arch::NamedBarrier::arrive(2 * 128, kSchedulerBarrier0);
     Scheduler scheduler(params.sched);
     sched::TileCoord tc;
@@ -1091,7 +1109,7 @@ struct FwdKernel {
     }
     // The last pass left warpgroup 0's barrier opened by the last warpgroup without a matching
     // wait; consume it so no arrival is left pending when the CTA exits.
-    if (kPingPong && consumer_wg == 0) pingpong_wait(consumer_wg);
+    if (kPingPong && pingpong_on(params) && consumer_wg == 0) pingpong_wait(params, consumer_wg);
     // The shared-memory source of the last TMA store must stay valid until the store has read it.
     if constexpr (kTmaStoreO) {
       if (threadIdx.x % 128 == 0) cute::tma_store_wait<0>();
@@ -1298,10 +1316,10 @@ struct FwdKernel {
         // Block 0: S = Q·K₀ᵀ, softmax → P₀.
         wait_full(pipe_k, kv_it);
         stamp(tl, FwdStamp::KIn);
-        pingpong_wait(consumer_wg);
+        pingpong_wait(params, consumer_wg);
         stamp(tl, FwdStamp::Turn);
         wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, Ring::stage(kv_it)), tSrS);
-        pingpong_pass(consumer_wg);
+        pingpong_pass(params, consumer_wg);
         if constexpr (kEpiOverlap) {
           // The previous tile's stores run while this tile's first Q·Kᵀ is in flight. (Its O was
           // converted before: reading accumulator registers here, with a wgmma in flight, makes
@@ -1323,14 +1341,14 @@ struct FwdKernel {
           const int sk = Ring::stage(kv_it + it);
           const int sv = Ring::stage(kv_it + it - 1);
           timed(waits[0], [&] { wait_full(pipe_k, kv_it + it); });
-          timed(waits[2], [&] { pingpong_wait(consumer_wg); });
+          timed(waits[2], [&] { pingpong_wait(params, consumer_wg); });
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, sk), tSrS);  // S_it in flight
           // O holds the blocks before it-1 at the max before block it-1's; block it-1's softmax
           // left the factor to block it-1's max in rescale_o (on it = 1: O = 0, factor 0).
           if (early_rescale) rescale();
           timed(waits[1], [&] { wait_full(pipe_v, kv_it + it - 1); });
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
-          pingpong_pass(consumer_wg);
+          pingpong_pass(params, consumer_wg);
           issue(1, it + 1);
           timed(waits[3], [&] { warpgroup_wait<1>(); });  // S_it done (groups retire in order)
           release_kv(pipe_k, kv_it + it, params);
@@ -1353,9 +1371,9 @@ struct FwdKernel {
         // ping-pong turn: every earlier P·V has retired, so O is not in flight here.
         if (early_rescale) rescale();
         wait_full(pipe_v, last);
-        pingpong_wait(consumer_wg);
+        pingpong_wait(params, consumer_wg);
         wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
-        pingpong_pass(consumer_wg);
+        pingpong_pass(params, consumer_wg);
         warpgroup_wait<0>();
         stamp(tl, FwdStamp::LoopEnd);
         if constexpr (FA_SM90_FWD_TIMELINE != 0) {
@@ -1368,9 +1386,9 @@ struct FwdKernel {
           const int n_block = n_block_max - 1 - it;
           const int stage = Ring::stage(kv_it + it);
           wait_full(pipe_k, kv_it + it);
-          pingpong_wait(consumer_wg);
+          pingpong_wait(params, consumer_wg);
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, stage), tSrS);
-          pingpong_pass(consumer_wg);
+          pingpong_pass(params, consumer_wg);
           warpgroup_wait<0>();
           release_kv(pipe_k, kv_it + it, params);
           if (it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);  // last Q·Kᵀ retired
@@ -1379,9 +1397,9 @@ struct FwdKernel {
           rescale();
           convert_p();
           wait_full(pipe_v, kv_it + it);
-          pingpong_wait(consumer_wg);
+          pingpong_wait(params, consumer_wg);
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, stage), tOrO);
-          pingpong_pass(consumer_wg);
+          pingpong_pass(params, consumer_wg);
           warpgroup_wait<0>();
           release_kv(pipe_v, kv_it + it, params);
         }
@@ -1768,6 +1786,14 @@ inline bool sm90_fwd_tma_store_env() {
   return on;
 }
 
+// FA_SM90_FWD_PINGPONG=0 in the environment (read once per process): the consumer warpgroups of a
+// ping-pong instance issue their GEMMs without taking turns (Params::pingpong), so one build
+// A/Bs ping-pong at every head dim. Default 1.
+inline bool sm90_fwd_pingpong_env() {
+  static const bool on = env_int("FA_SM90_FWD_PINGPONG", 1) != 0;
+  return on;
+}
+
 inline bool sm90_fwd_cluster_env() {
   static const bool on = [] {
     const char* v = std::getenv("FA_SM90_FWD_CLUSTER");
@@ -2007,6 +2033,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x),
                               sm90_fwd_section_rotate_env());
   params.sched.cluster_shift = clusters > 0 ? 1 : 0;
+  params.pingpong = sm90_fwd_pingpong_env();
 #if FA_SM90_FWD_TIMELINE
   FwdTimelineDump timeline(persistent ? int64_t(grid.x) : 0, params.sched.rounds, Kernel::kConsumerWGs, stream);
   params.timeline = timeline.buf;
