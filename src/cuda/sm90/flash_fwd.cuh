@@ -260,11 +260,15 @@ static_assert((FA_SM90_FWD_MASK_R2P & 1) == 0,
 #endif
 static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, "0, 1 or 2");
 
-// Ping-pong as a run-time choice (Params::pingpong, FA_SM90_FWD_PINGPONG in the environment):
-// 1 (default) compiles a uniform branch around every turn; 0 compiles it out (always ping-pong in
-// ping-pong instances), to time what the branch costs.
+// Ping-pong as a run-time choice (Params::pingpong, FA_SM90_FWD_PINGPONG in the environment), a
+// build-time experiment: 1 compiles a uniform branch around every turn (8 more SASS instructions
+// in the d64 masked kernel), so one build can time ping-pong on and off at every head dim;
+// 0 (default) compiles it out, and ping-pong instances always take turns. Why: at d128 causal
+// the no_pingpong ablation was +3.5% at N1k and +4.2% at N2k, one run each (session 28), and
+// -4.1% at N8k (session 27). Built and compiled here, never run on a GPU (session 28's call
+// was lost with the machine).
 #ifndef FA_SM90_FWD_PINGPONG_RUNTIME
-#define FA_SM90_FWD_PINGPONG_RUNTIME 1
+#define FA_SM90_FWD_PINGPONG_RUNTIME 0
 #endif
 
 // Per-tile timeline of the persistent forward (diagnostic builds only: -DFA_SM90_FWD_TIMELINE=1;
@@ -274,6 +278,29 @@ static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, 
 // scripts/fwd_timeline.py reads it. Production builds compile none of it.
 #ifndef FA_SM90_FWD_TIMELINE
 #define FA_SM90_FWD_TIMELINE 0
+#endif
+// The timeline's row pointer travels as an extra argument of consume_tile, epilogue_store and
+// store_o_tma only in timeline builds, so production builds keep their exact SASS.
+#if FA_SM90_FWD_TIMELINE
+#define FA_FWD_TL_PARAM , unsigned long long* tl
+#define FA_FWD_TL_ARG , tl
+#define FA_FWD_TL_NONE
+#else
+#define FA_FWD_TL_PARAM
+#define FA_FWD_TL_ARG
+#define FA_FWD_TL_NONE [[maybe_unused]] constexpr unsigned long long* tl = nullptr;
+#endif
+// A mainloop wait, its cycles added to waits[i] in timeline builds; the plain statement otherwise
+// (wrapping it in a lambda, even one that only runs it, changed the d256 masked kernels' SASS).
+#if FA_SM90_FWD_TIMELINE
+#define FA_FWD_TIMED(i, stmt)                      \
+  do {                                             \
+    const unsigned long long t0_ = clock64();      \
+    stmt;                                          \
+    waits[i] += clock64() - t0_;                   \
+  } while (0)
+#else
+#define FA_FWD_TIMED(i, stmt) stmt
 #endif
 enum class FwdStamp : int {
   Info = 0,
@@ -559,8 +586,9 @@ struct FwdKernel {
     bool o_store_wide;   // kOStoreRounds > 0 and O aligned to its bytes: direct stores transposed
     TmaKVMc tma_k_mc;    // kCluster: the multicast K / V maps (used when sched.cluster_shift = 1)
     TmaKVMc tma_v_mc;
-    // kPingPong instances: take turns (false: FA_SM90_FWD_PINGPONG=0, every warpgroup issues its
-    // GEMMs when ready, as the no_pingpong ablation does, at any head dim without an instance).
+    // kPingPong instances: take turns (false: FA_SM90_FWD_PINGPONG=0 in a
+    // FA_SM90_FWD_PINGPONG_RUNTIME=1 build; every warpgroup then issues its GEMMs when ready, as
+    // the no_pingpong ablation does, at any head dim without an instance).
     bool pingpong = true;
 #if FA_SM90_FWD_TIMELINE
     // rounds × kConsumerWGs × FwdStamp::kCount words per CTA (persistent launches), or none.
@@ -568,18 +596,6 @@ struct FwdKernel {
 #endif
   };
 
-  // Time spent in fn() (the mainloop's waits), added to sum; timeline builds only.
-  template <class Fn>
-  __device__ __forceinline__ static void timed(unsigned long long& sum, Fn&& fn) {
-    if constexpr (FA_SM90_FWD_TIMELINE != 0) {
-      const unsigned long long t0 = clock64();
-      fn();
-      sum += clock64() - t0;
-    } else {
-      (void)sum;
-      fn();
-    }
-  }
   // One timeline stamp (FA_SM90_FWD_TIMELINE); tl is this tile's and warpgroup's row, or null.
   __device__ static void stamp(unsigned long long* tl, FwdStamp slot, unsigned long long value = 0) {
     if constexpr (FA_SM90_FWD_TIMELINE != 0) {
@@ -1089,14 +1105,14 @@ struct FwdKernel {
     while (scheduler.template next<kCluster ? -1 : 0>(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w)) continue;
-      unsigned long long* tl = nullptr;
 #if FA_SM90_FWD_TIMELINE
+      unsigned long long* tl = nullptr;
       if (params.timeline != nullptr && params.sched.persistent && tile_k < params.sched.rounds)
         tl = params.timeline + ((int64_t(blockIdx.x) * params.sched.rounds + tile_k) * kConsumerWGs + consumer_wg) *
                                    int(FwdStamp::kCount);
       ++tile_k;
 #endif
-      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1, pend, tl);
+      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1, pend FA_FWD_TL_ARG);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
         ++q_it;
@@ -1119,8 +1135,8 @@ struct FwdKernel {
   template <class Pending>
   __device__ static void consume_tile(Params const& params, SharedStorage& ss,
                                       sched::TileCoord const& tc_main, TileWork const& w, int kv_it,
-                                      int q_it, int tile_round, Pending& pend,
-                                      unsigned long long* tl = nullptr) {
+                                      int q_it, int tile_round, Pending& pend FA_FWD_TL_PARAM) {
+    FA_FWD_TL_NONE
     using namespace cute;
     const core::AttnParams& p = params.attn;
     const core::SeqInfo& seq = w.seq;
@@ -1335,28 +1351,30 @@ struct FwdKernel {
         transform_and_mask(n_block_max - 1);
         softmax_block(n_block_max - 1);
         convert_p();
-        [[maybe_unused]] unsigned long long waits[5] = {};  // FwdStamp::KWait.. (timeline builds)
+#if FA_SM90_FWD_TIMELINE
+        unsigned long long waits[5] = {};  // FwdStamp::KWait.. (timeline builds)
+#endif
         for (int it = 1; it < n_blocks; ++it) {
           const int n_block = n_block_max - 1 - it;
           const int sk = Ring::stage(kv_it + it);
           const int sv = Ring::stage(kv_it + it - 1);
-          timed(waits[0], [&] { wait_full(pipe_k, kv_it + it); });
-          timed(waits[2], [&] { pingpong_wait(params, consumer_wg); });
+          FA_FWD_TIMED(0, wait_full(pipe_k, kv_it + it));
+          FA_FWD_TIMED(2, pingpong_wait(params, consumer_wg));
           wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, sk), tSrS);  // S_it in flight
           // O holds the blocks before it-1 at the max before block it-1's; block it-1's softmax
           // left the factor to block it-1's max in rescale_o (on it = 1: O = 0, factor 0).
           if (early_rescale) rescale();
-          timed(waits[1], [&] { wait_full(pipe_v, kv_it + it - 1); });
+          FA_FWD_TIMED(1, wait_full(pipe_v, kv_it + it - 1));
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
           pingpong_pass(params, consumer_wg);
           issue(1, it + 1);
-          timed(waits[3], [&] { warpgroup_wait<1>(); });  // S_it done (groups retire in order)
+          FA_FWD_TIMED(3, warpgroup_wait<1>());  // S_it done (groups retire in order)
           release_kv(pipe_k, kv_it + it, params);
           // The tile's last Q·Kᵀ has retired: nothing reads this Q slot any more.
           if (kEarlyQRelease && it == n_blocks - 1) ss.pipe_q.consumer_release(q_it);
           transform_and_mask(n_block);
           softmax_block(n_block);  // P_it in tSrS; O's factor kept for after PV
-          timed(waits[4], [&] { warpgroup_wait<0>(); });  // PV done: tOrO final for this step, tOrP free
+          FA_FWD_TIMED(4, warpgroup_wait<0>());  // PV done: tOrO final for this step, tOrP free
           release_kv(pipe_v, kv_it + it - 1, params);
           issue(2, it + 1);
           if (!early_rescale) rescale();
@@ -1376,10 +1394,10 @@ struct FwdKernel {
         pingpong_pass(params, consumer_wg);
         warpgroup_wait<0>();
         stamp(tl, FwdStamp::LoopEnd);
-        if constexpr (FA_SM90_FWD_TIMELINE != 0) {
+#if FA_SM90_FWD_TIMELINE
 #pragma unroll
-          for (int i = 0; i < 5; ++i) stamp(tl, FwdStamp(int(FwdStamp::KWait) + i), waits[i]);
-        }
+        for (int i = 0; i < 5; ++i) stamp(tl, FwdStamp(int(FwdStamp::KWait) + i), waits[i]);
+#endif
         release_kv(pipe_v, last, params);
       } else {
         for (int it = 0; it < n_blocks; ++it) {
@@ -1437,7 +1455,7 @@ struct FwdKernel {
     Tensor rO = make_tensor<OutElement>(tOrO.layout());
     epilogue_convert(softmax, tOrO, rO, lse, v_scale);
     stamp(tl, FwdStamp::EpiConv);
-    epilogue_store(params, ss, tc, we, rO, lse, ctid, tl);
+    epilogue_store(params, ss, tc, we, rO, lse, ctid FA_FWD_TL_ARG);
     stamp(tl, FwdStamp::End);
   }
 
@@ -1472,7 +1490,8 @@ struct FwdKernel {
   __device__ __forceinline__ static void epilogue_store(Params const& params, SharedStorage& ss,
                                                         sched::TileCoord const& tc, TileWork const& we,
                                                         TensorRO const& rO, float const (&lse)[Softmax::kRowsC],
-                                                        int ctid, unsigned long long* tl = nullptr) {
+                                                        int ctid FA_FWD_TL_PARAM) {
+    FA_FWD_TL_NONE
     using namespace cute;
     const core::AttnParams& p = params.attn;
     const int consumer_wg = ctid / 128;
@@ -1484,7 +1503,7 @@ struct FwdKernel {
     bool stored = false;
     if constexpr (kTmaStoreO) {
       if (params.tma_store_o) {
-        store_o_tma(params, ss, tc, we.m0, we.seq.q_len, consumer_wg, cO, rO, tl);
+        store_o_tma(params, ss, tc, we.m0, we.seq.q_len, consumer_wg, cO, rO FA_FWD_TL_ARG);
         stored = true;
       }
     }
@@ -1615,8 +1634,8 @@ struct FwdKernel {
   __device__ __forceinline__ static void store_o_tma(Params const& params, SharedStorage& ss,
                                                      sched::TileCoord const& tc, int m0, int64_t q_len,
                                                      int consumer_wg, TensorCO const& cO,
-                                                     TensorRO const& rO,
-                                                     unsigned long long* tl = nullptr) {
+                                                     TensorRO const& rO FA_FWD_TL_PARAM) {
+    FA_FWD_TL_NONE
     using namespace cute;
     const bool leader = threadIdx.x % 128 == 0;
     const uint32_t barrier = kEpilogueBarrierWG1 + uint32_t(consumer_wg);
@@ -1786,9 +1805,9 @@ inline bool sm90_fwd_tma_store_env() {
   return on;
 }
 
-// FA_SM90_FWD_PINGPONG=0 in the environment (read once per process): the consumer warpgroups of a
-// ping-pong instance issue their GEMMs without taking turns (Params::pingpong), so one build
-// A/Bs ping-pong at every head dim. Default 1.
+// FA_SM90_FWD_PINGPONG=0 in the environment (read once per process): in a build with
+// FA_SM90_FWD_PINGPONG_RUNTIME=1, the consumer warpgroups of a ping-pong instance issue their
+// GEMMs without taking turns (Params::pingpong). Ignored by default builds. Default 1.
 inline bool sm90_fwd_pingpong_env() {
   static const bool on = env_int("FA_SM90_FWD_PINGPONG", 1) != 0;
   return on;
