@@ -34,6 +34,7 @@
 #include "cuda/common/env.hpp"
 #include "cuda/common/launch_ex.hpp"
 #include "cuda/common/tma_memo.hpp"
+#include "cuda/common/timeline_dump.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm90/bwd_prepost.cuh"
 #include "cuda/sm90/bwd_workspace.hpp"
@@ -170,43 +171,6 @@ inline bool bwd_cluster_env() {
   return on;
 }
 
-#if FA_SM90_BWD_TIMELINE
-// Diagnostic builds (flash_bwd_kernel.cuh, bwd_stamp): with FA_SM90_BWD_TIMELINE_OUT set, every
-// main launch records its per-CTA timeline and, once it has run (a stream synchronisation: the
-// timings of such a build are not the library's), writes it to that file, the last call winning:
-// int64 CTA count, then Stamp::kCount uint64 per CTA. Not thread-safe; not for production.
-struct TimelineDump {
-  unsigned long long* buf = nullptr;
-  int64_t ctas = 0;
-  cudaStream_t stream = nullptr;
-  TimelineDump(int64_t n, cudaStream_t s) : ctas(n), stream(s) {
-    static unsigned long long* mem = nullptr;
-    static int64_t cap = 0;
-    if (std::getenv("FA_SM90_BWD_TIMELINE_OUT") == nullptr) return;
-    const int64_t words = n * int64_t(Stamp::kCount);
-    if (words > cap) {
-      if (mem) cudaFree(mem);
-      mem = nullptr;
-      cap = 0;
-      if (cudaMalloc(&mem, size_t(words) * 8) != cudaSuccess) return;
-      cap = words;
-    }
-    cudaMemsetAsync(mem, 0, size_t(words) * 8, s);
-    buf = mem;
-  }
-  ~TimelineDump() {
-    if (!buf) return;
-    std::vector<unsigned long long> host(size_t(ctas) * int(Stamp::kCount));
-    cudaStreamSynchronize(stream);
-    cudaMemcpy(host.data(), buf, host.size() * 8, cudaMemcpyDeviceToHost);
-    if (FILE* f = std::fopen(std::getenv("FA_SM90_BWD_TIMELINE_OUT"), "wb")) {
-      std::fwrite(&ctas, 8, 1, f);
-      std::fwrite(host.data(), 8, host.size(), f);
-      std::fclose(f);
-    }
-  }
-};
-#endif
 
 // The three kernels of one configuration (Cfg: tile, ring depth, dQ accumulation), launched.
 template <class Cfg, bool kMasked, bool kSoftcap>
@@ -373,9 +337,12 @@ core::Status launch_bwd(const core::AttnParams& p, cudaStream_t stream, void* ws
       }
     }
 #if FA_SM90_BWD_TIMELINE
-    TimelineDump timeline(split_tiles > 0 ? ws.split_first + split_tiles * ws.split_ways
-                                          : int64_t(n_blocks) * p.heads_kv * p.batch,
-                          stream);
+    // Diagnostic builds (flash_bwd_kernel.cuh, bwd_stamp): with FA_SM90_BWD_TIMELINE_OUT set, the
+    // main launch's per-CTA stamps go to that file after it has run: int64 CTA count, then
+    // Stamp::kCount uint64 per CTA.
+    const int64_t tl_ctas = split_tiles > 0 ? ws.split_first + split_tiles * ws.split_ways
+                                            : int64_t(n_blocks) * p.heads_kv * p.batch;
+    TimelineDump timeline("FA_SM90_BWD_TIMELINE_OUT", {tl_ctas}, tl_ctas * int64_t(Stamp::kCount), stream);
     prm.timeline = timeline.buf;
 #endif
     auto kernel = bwd_main<Cfg, kMasked, kSoftcap>;

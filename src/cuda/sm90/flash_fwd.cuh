@@ -107,6 +107,7 @@
 #include "cuda/common/sm90_pair_load.cuh"
 #include "cuda/common/sm90_pipeline.hpp"
 #include "cuda/common/sm90_stmatrix.cuh"
+#include "cuda/common/timeline_dump.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/scheduler/tile_scheduler.hpp"
 #include "cuda/sm90/fwd_pack_gqa.hpp"
@@ -272,7 +273,7 @@ static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, 
 #endif
 
 // Per-tile timeline of the persistent forward (diagnostic builds only: -DFA_SM90_FWD_TIMELINE=1;
-// the launcher fills it when FA_SM90_FWD_TIMELINE_OUT names a file, FwdTimelineDump below). For
+// the launcher fills it when FA_SM90_FWD_TIMELINE_OUT names a file, cuda/common/timeline_dump.hpp). For
 // every tile a consumer warpgroup computes, its thread 0 records clock64() (SM cycles) at the
 // points FwdStamp names; slot Info holds the tile's key blocks | query block << 16 | SM id << 40.
 // scripts/fwd_timeline.py reads it. Production builds compile none of it.
@@ -1839,44 +1840,6 @@ int sm90_fwd_max_clusters(int device) {
   return n < 0 ? 0 : n;
 }
 
-#if FA_SM90_FWD_TIMELINE
-// Diagnostic builds: with FA_SM90_FWD_TIMELINE_OUT set, a persistent launch records its timeline
-// (FwdStamp) and, once it has run (a stream synchronisation: timings of such a build are not the
-// library's), writes it to that file, the last call winning: int64 CTAs, rounds, warpgroups,
-// stamps, then the stamps (CTA-major). Not thread-safe; not for production.
-struct FwdTimelineDump {
-  unsigned long long* buf = nullptr;
-  int64_t dims[4] = {};
-  cudaStream_t stream = nullptr;
-  FwdTimelineDump(int64_t ctas, int64_t rounds, int64_t wgs, cudaStream_t s) : stream(s) {
-    static unsigned long long* mem = nullptr;
-    static int64_t cap = 0;
-    if (std::getenv("FA_SM90_FWD_TIMELINE_OUT") == nullptr || ctas <= 0) return;
-    const int64_t words = ctas * rounds * wgs * int64_t(FwdStamp::kCount);
-    if (words > cap) {
-      if (mem) cudaFree(mem);
-      mem = nullptr;
-      cap = 0;
-      if (cudaMalloc(&mem, size_t(words) * 8) != cudaSuccess) return;
-      cap = words;
-    }
-    cudaMemsetAsync(mem, 0, size_t(words) * 8, s);
-    buf = mem;
-    dims[0] = ctas, dims[1] = rounds, dims[2] = wgs, dims[3] = int64_t(FwdStamp::kCount);
-  }
-  ~FwdTimelineDump() {
-    if (!buf) return;
-    std::vector<unsigned long long> host(size_t(dims[0] * dims[1] * dims[2] * dims[3]));
-    cudaStreamSynchronize(stream);
-    cudaMemcpy(host.data(), buf, host.size() * 8, cudaMemcpyDeviceToHost);
-    if (FILE* f = std::fopen(std::getenv("FA_SM90_FWD_TIMELINE_OUT"), "wb")) {
-      std::fwrite(dims, 8, 4, f);
-      std::fwrite(host.data(), 8, host.size(), f);
-      std::fclose(f);
-    }
-  }
-};
-#endif
 
 template <class Kernel, class Element>
 core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
@@ -2054,7 +2017,12 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   params.sched.cluster_shift = clusters > 0 ? 1 : 0;
   params.pingpong = sm90_fwd_pingpong_env();
 #if FA_SM90_FWD_TIMELINE
-  FwdTimelineDump timeline(persistent ? int64_t(grid.x) : 0, params.sched.rounds, Kernel::kConsumerWGs, stream);
+  // With FA_SM90_FWD_TIMELINE_OUT set, a persistent launch's stamps go to that file after it has
+  // run: int64 CTAs, rounds, warpgroups, stamps, then the stamps (CTA-major).
+  const int64_t tl_ctas = persistent ? int64_t(grid.x) : 0;
+  TimelineDump timeline("FA_SM90_FWD_TIMELINE_OUT",
+                        {tl_ctas, params.sched.rounds, Kernel::kConsumerWGs, int64_t(FwdStamp::kCount)},
+                        tl_ctas * params.sched.rounds * Kernel::kConsumerWGs * int64_t(FwdStamp::kCount), stream);
   params.timeline = timeline.buf;
 #endif
   e = launch_ex(LaunchConfig(grid, dim3(Kernel::kThreads), Kernel::kSmemBytes, stream, false, clusters > 0 ? 2 : 1),
