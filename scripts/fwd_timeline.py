@@ -10,9 +10,9 @@ ping-pong turn, S and O (cycles, over the blocks after the first). Cycles are SM
 are compared within one CTA only.
 
 Prints, per number of key blocks in the tile, the median cycles of each phase of a warpgroup's
-tile and of each mainloop wait per block after the first, and a least-squares fit of the tile
-period (Start to the next tile's Start) against the key blocks: the intercept is the fixed cost
-of a tile, in cycles and in blocks' worth.
+tile and of each mainloop wait per block after the first, a least-squares fit of the tile period
+(Start to the next tile's Start) against the key blocks (the intercept is the fixed cost of a
+tile, in cycles and in blocks' worth), and how far apart the consumer warpgroups run.
 
     python3 scripts/fwd_timeline.py timeline.bin [more.bin ...]
 """
@@ -91,6 +91,15 @@ def summarise(path):
     else:
         med = np.nanmedian(r[ok, nph + 1]) if ok.any() else float("nan")
         print(f"one block count: period {med:.0f} cycles")
+    if wgs >= 2:
+        # Warpgroup 1 against warpgroup 0 on the same tiles: how far apart they run, and how much
+        # of warpgroup 0's epilogue (LoopEnd to End) the other's epilogue covers.
+        both = valid[:, :, 0] & valid[:, :, 1]
+        off = (t[:, :, 1, 4] - t[:, :, 0, 4])[both]  # S0Done
+        e0 = t[:, :, 0, 8] - t[:, :, 0, 5]
+        ov = np.clip(np.minimum(t[:, :, 0, 8], t[:, :, 1, 8]) - np.maximum(t[:, :, 0, 5], t[:, :, 1, 5]), 0, None)
+        print(f"warpgroup 1 - warpgroup 0 at the first Q·Kᵀ's retirement: median {np.median(off):.0f} cycles; "
+              f"epilogues overlap: median {np.median(ov[both]):.0f} of warpgroup 0's {np.median(e0[both]):.0f} cycles")
     sp = np.array(spans)
     print(f"per-(CTA, warpgroup) span, cycles: min {sp.min():.0f}, median {np.median(sp):.0f}, max {sp.max():.0f} "
           f"(max/median {sp.max() / np.median(sp):.3f})")
