@@ -2,7 +2,7 @@
 """Where a persistent FA3 forward tile's time goes (diagnostic builds, -DFA_SM90_FWD_TIMELINE=1).
 
 The library writes the file named by FA_SM90_FWD_TIMELINE_OUT after each persistent forward
-launch (src/cuda/sm90/flash_fwd.cuh, FwdTimelineDump): four int64 (CTAs, rounds, consumer
+launch (src/cuda/sm90/flash_fwd.cuh, launch_fwd; cuda/common/timeline_dump.hpp): four int64 (CTAs, rounds, consumer
 warpgroups, stamps), then per CTA, tile and warpgroup the stamps of enum FwdStamp: Info (key
 blocks | query block << 16 | SM id << 40), clock64() at Start, QIn, KIn, Turn, S0Done, LoopEnd,
 EpiConv, EpiBar (TMA-store epilogue only), End, then the mainloop's summed waits for K, V, the
@@ -18,7 +18,6 @@ tile, in cycles and in blocks' worth), and how far apart the consumer warpgroups
 """
 import struct
 import sys
-
 import warnings
 
 import numpy as np
@@ -79,7 +78,7 @@ def summarise(path):
           + " ".join(f"{w + ' wait':>7}" for w in WAITS) + "  (waits: per block after the first)")
     for b in sorted(set(r[:, 0].astype(int))):
         s_ = r[r[:, 0] == b]
-        med = np.nanmedian(s_[:, 1:], axis=0) if len(s_) else None
+        med = np.nanmedian(s_[:, 1:], axis=0)
         wmed = med[nph + 1:]
         print(f"{b:6d} {len(s_):6d} " + "".join(f"{m:13.0f}" for m in med[:nph]) +
               f" {med[nph]:12.0f} {med[nph] / b:10.0f}   " +

@@ -87,14 +87,12 @@
 #include <cutlass/numeric_types.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <atomic>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "core/mask.hpp"
 #include "core/params.hpp"
@@ -1102,7 +1100,9 @@ struct FwdKernel {
         cute::partition_fragment_C(TiledMmaPV{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{})
             .layout()));
     PendingEpilogue<TensorRO> pend;
-    [[maybe_unused]] int tile_k = 0;  // tiles computed so far (the timeline's row)
+#if FA_SM90_FWD_TIMELINE
+    int tile_k = 0;  // tiles computed so far (the timeline's row)
+#endif
     while (scheduler.template next<kCluster ? -1 : 0>(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w)) continue;
