@@ -17,7 +17,7 @@
 #   DEADLINE_S    whole-script budget in seconds; stages get what is left (default: 540)
 #   BUILD_DIR     (default: build)     JOBS (default: 16)
 #   INSTANCE_FILTER  regex: compile only the matching kernel instances (FA_INSTANCE_FILTER)
-#   EXTRA_CMAKE   more configure flags
+#   EXTRA_CMAKE   more configure flags (shell words: quote a flag that holds spaces)
 #   BUILD_MAX_S   longest the build may take (default 300; a full build on one 16-core GPU host may need more)
 #   BENCH_MAX_S   longest the bench stage may take (default 200; the whole grid with --ceilings needs ~250)
 # Files written to $OUT (at most 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log,
@@ -77,8 +77,10 @@ if has_stage build; then
       echo "no GoogleTest found: building without tests"; extra=(-DFA_BUILD_TESTS=OFF); note build "no GoogleTest: tests not built"
     fi
   fi
+  # Shell words, so one flag may hold spaces: EXTRA_CMAKE='"-DCMAKE_CUDA_FLAGS=-DA=1 -DB=2"'.
+  eval "extra_cmake=($EXTRA_CMAKE)"
   cmake -S . -B "$BUILD_DIR" -G Ninja -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON -DFA_BUILD_BENCH=ON \
-    -DCMAKE_BUILD_TYPE=Release -DFA_INSTANCE_FILTER="$INSTANCE_FILTER" $EXTRA_CMAKE "${extra[@]}" >>"$OUT/build.log" 2>&1
+    -DCMAKE_BUILD_TYPE=Release -DFA_INSTANCE_FILTER="$INSTANCE_FILTER" "${extra_cmake[@]}" "${extra[@]}" >>"$OUT/build.log" 2>&1
   cfg=$?
   t=$(budget "${BUILD_MAX_S:-300}")
   if ((cfg != 0)); then

@@ -347,7 +347,6 @@ struct FwdKernel {
                      : std::is_same_v<OutElement, Element>,
                 "fp8: bf16/fp16 output, no softcap; 16-bit: O has the inputs' type");
   static constexpr bool kIntraWgOverlap = (kFeatures & fwd_feature::kIntraWgOverlap) != 0;
-  static constexpr bool kPingPong = (kFeatures & fwd_feature::kPingPong) != 0;
   static constexpr bool kPersistent = (kFeatures & fwd_feature::kPersistent) != 0;
   static constexpr bool kTmaLoad = (kFeatures & fwd_feature::kTmaLoad) != 0;
   static constexpr bool kWarpSpecialised = (kFeatures & fwd_feature::kWarpSpecialised) != 0;
@@ -367,6 +366,8 @@ struct FwdKernel {
   static constexpr int kBlockN = Tile::kBlockN;
   static constexpr int kStages = Tile::kStages;
   static constexpr int kConsumerWGs = kBlockM / 64;  // one m64 wgmma row-block per warpgroup
+  // One consumer warpgroup (kBlockM = 64, fwd_tile_config.hpp) has nobody to take turns with.
+  static constexpr bool kPingPong = (kFeatures & fwd_feature::kPingPong) != 0 && kConsumerWGs > 1;
   // fp8: K scales per key block (core::fp8::kKBlock keys each; FA_SM90_FWD_FP8_*_BLOCK_N).
   static constexpr int kKScales = kFp8 ? kBlockN / core::fp8::kKBlock : 1;
   static_assert(!kFp8 || (kBlockN % core::fp8::kKBlock == 0 && (kBlockM / 64) * 64 == kBlockM),
@@ -378,12 +379,24 @@ struct FwdKernel {
   static constexpr int kConsumerBase = kWarpSpecialised ? 128 : 0;
   // 3 warpgroups: d64 with FA_SM90_FWD_D64_BLOCK_M = 192 or FA_SM90_FWD_FP8_D64_BLOCK_M = 192
   // (fwd_tile_config.hpp) only.
-  static_assert(kConsumerWGs == 2 || (kConsumerWGs == 3 && kWarpSpecialised),
-                "register split and ping-pong are set up for 2 or 3 consumer warpgroups");
+  // 1 warpgroup: 64-row tiles, two CTAs per SM (kCtasPerSm), each with its own producer, ring
+  // and tile walk. Why: a 128-row tile's two warpgroups share one tile and so reach its fixed
+  // cost (the epilogue, the next tile's Q wait and first Q·Kᵀ: 1.0-1.35 key blocks at d64,
+  // docs/perf/fa3_fwd_limits.md) at the same moment; two independent CTAs drift apart, and one's
+  // fixed cost runs under the other's GEMMs. Costs: each CTA loads every K/V block its rows see
+  // (twice the L2 → shared-memory traffic per FLOP), half the shared memory per CTA, and no
+  // ping-pong (the hardware interleaves the two CTAs' warps as it likes).
+  static_assert(kConsumerWGs == 2 || (kConsumerWGs == 3 && kWarpSpecialised) ||
+                    (kConsumerWGs == 1 && kWarpSpecialised && kTmaLoad && kPersistent && !kFp8),
+                "register split and ping-pong are set up for 2 or 3 consumer warpgroups, or 1 (persistent TMA)");
+  static constexpr int kCtasPerSm = kConsumerWGs == 1 ? 2 : 1;
+  // Shared memory one CTA may use: 228 KB per SM, 1 KB of it reserved per CTA.
+  static constexpr int kSmemBudget = (228 / kCtasPerSm - 1) * 1024;
   // setmaxnreg: 128 × 24 + 256 × 240 = 64512 ≤ 65536 registers per SM (2 consumer warpgroups);
-  // 128 × 24 + 384 × 160 = 64512 (3).
+  // 128 × 24 + 384 × 160 = 64512 (3); 2 CTAs × (128 × 24 + 128 × 232) = 65536 (1: the launch
+  // bound gives each CTA 256 × 128, which the producer's release exactly covers).
   static constexpr uint32_t kProducerRegs = 24;
-  static constexpr uint32_t kConsumerRegs = kConsumerWGs == 2 ? 240 : 160;
+  static constexpr uint32_t kConsumerRegs = kConsumerWGs == 1 ? 232 : kConsumerWGs == 2 ? 240 : 160;
 
   using TileShapeQK = cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>, cute::Int<kHeadDim>>;
   using TileShapePV = cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>, cute::Int<kBlockN>>;
@@ -476,7 +489,7 @@ struct FwdKernel {
   // while tile t still runs. One slot otherwise (d192/d256 at their default kBlockN, the
   // one-tile-per-CTA and loader ablations).
   static constexpr bool kQ2Fits = FA_SM90_FWD_Q_STAGES == 2 && kPersistent && kTmaLoad && kWarpSpecialised &&
-                                  2 * kBytesQ + kBytesRing + 1024 <= 227 * 1024;
+                                  2 * kBytesQ + kBytesRing + 1024 <= kSmemBudget;
   // d192/d256 (narrow-kBlockN builds, fwd_tile_config.hpp) have room for a second Q slot or the O
   // buffer, not both: the Q slot goes first (its load sits on the critical path between tiles;
   // the direct O stores do not wait for anything). d64-d128 keep the O buffer first, so e.g.
@@ -484,13 +497,13 @@ struct FwdKernel {
   static constexpr bool kQBeforeO = kHeadDim > 128;
   static constexpr bool kTmaStoreO = (kFeatures & fwd_feature::kTmaStore) != 0 &&
                                      (kQBeforeO && kQ2Fits ? 2 : 1) * kBytesQ + kBytesRing + kBytesO + 1024 <=
-                                         227 * 1024;
+                                         kSmemBudget;
   // Shuffle rounds of the direct O stores' quad transpose (FA_SM90_FWD_O_STORE16; 0 = 4-byte stores).
   static constexpr int kOStoreRounds =
       FA_SM90_FWD_O_ROW_PTR == 0 ? 0 : FA_SM90_FWD_O_STORE16 == 1 ? 2 : FA_SM90_FWD_O_STORE16 == 2 ? 1 : 0;
   static_assert(kHeadDim % (8 << kOStoreRounds) == 0, "whole sets of 8-column groups per row");
   static constexpr int kQStages =
-      kQ2Fits && 2 * kBytesQ + kBytesRing + (kTmaStoreO ? kBytesO : 0) + 1024 <= 227 * 1024 ? 2 : 1;
+      kQ2Fits && 2 * kBytesQ + kBytesRing + (kTmaStoreO ? kBytesO : 0) + 1024 <= kSmemBudget ? 2 : 1;
   // Each slot starts 1024-byte aligned (the 128-byte swizzle's repeat).
   static_assert(kBytesQ % 1024 == 0, "Q slot alignment");
 
@@ -547,7 +560,7 @@ struct FwdKernel {
     PipeKV pipe_v;
   };
   static constexpr int kSmemBytes = int(sizeof(SharedStorage));
-  static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
+  static_assert(kSmemBytes <= kSmemBudget, "tile does not fit in shared memory");
 
   // Named barriers: ping-pong (scheduler) ids WarpSchedulerWG1 + w for consumer warpgroup w, then
   // each warpgroup's epilogue barrier (2 warpgroups: ids 0-1 and 2-3, as FwdNamedBarrier lists).
@@ -1684,7 +1697,7 @@ struct FwdKernel {
 };
 
 template <class Kernel>
-__global__ void __launch_bounds__(Kernel::kThreads, 1)
+__global__ void __launch_bounds__(Kernel::kThreads, Kernel::kCtasPerSm)
     sm90_fwd_kernel(__grid_constant__ const typename Kernel::Params params) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(1024) char smem_raw[];
@@ -1944,7 +1957,9 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
   const int64_t rows_per_tile = Kernel::kBlockM >> pack_shift;  // query positions per tile
   const int64_t m_blocks = (p.seqlen_q + rows_per_tile - 1) / rows_per_tile;
   const int64_t tiles = m_blocks * tile_heads * p.batch;
-  int sms = Kernel::kPersistent && !p.varlen && tiles <= INT32_MAX - 4096 ? sched::sm_count(p.device_id) : 0;
+  int sms = Kernel::kPersistent && !p.varlen && tiles <= INT32_MAX - 4096
+                ? Kernel::kCtasPerSm * sched::sm_count(p.device_id)
+                : 0;
   if (sms > 0 && sm90_fwd_max_ctas() > 0) sms = std::min(sms, sm90_fwd_max_ctas());
   const bool persistent = sms > 0;
   // Causal / right-bounded windows: the last query blocks see the most keys (bottom-right

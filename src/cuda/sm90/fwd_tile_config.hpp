@@ -75,6 +75,9 @@ namespace fa::cuda::sm90 {
 // 316/378/411/429/417, 192 rows with the tree reductions and the rescale skip (both of which cost
 // elsewhere) 345/395/466/475/483, 128 rows plain 328/388/430/451/443. Default 192 (round 2, 192
 // rows without either: 364/423/500/534/530).
+// 64 (either switch): one consumer warpgroup per CTA and two CTAs per SM (FwdKernel::kCtasPerSm),
+// a build-time experiment against the per-tile fixed cost at short sequences: Q 2 × 8 + 2 × (16 +
+// 16) + O 8 = 88 KB per CTA.
 #ifndef FA_SM90_FWD_D64_BLOCK_M
 #define FA_SM90_FWD_D64_BLOCK_M 192
 #endif
@@ -279,9 +282,10 @@ static_assert(FA_SM90_FWD_FP8_D64_BLOCK_M == 128 || FA_SM90_FWD_FP8_D64_BLOCK_N 
               "fp8 d64: 3 consumer warpgroups (160 registers) cannot hold a 256-key S (128 registers)");
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
-static_assert((FA_SM90_FWD_D64_BLOCK_M == 128 || FA_SM90_FWD_D64_BLOCK_M == 192) &&
-                  (FA_SM90_FWD_D64_MASKED_BLOCK_M == 128 || FA_SM90_FWD_D64_MASKED_BLOCK_M == 192),
-              "d64 query tile: 2 or 3 consumer warpgroups");
+static_assert((FA_SM90_FWD_D64_BLOCK_M == 64 || FA_SM90_FWD_D64_BLOCK_M == 128 || FA_SM90_FWD_D64_BLOCK_M == 192) &&
+                  (FA_SM90_FWD_D64_MASKED_BLOCK_M == 64 || FA_SM90_FWD_D64_MASKED_BLOCK_M == 128 ||
+                   FA_SM90_FWD_D64_MASKED_BLOCK_M == 192),
+              "d64 query tile: 1 (two CTAs per SM), 2 or 3 consumer warpgroups");
 static_assert(FA_SM90_FWD_Q_STAGES == 1 || FA_SM90_FWD_Q_STAGES == 2, "Q: one or two slots");
 static_assert(FA_SM90_FWD_D64_STAGES >= 2 && FA_SM90_FWD_D64_STAGES <= 4, "d64 K/V ring depth");
 static_assert(FA_SM90_FWD_D128_BLOCK_N % 16 == 0 && FA_SM90_FWD_D128_BLOCK_N <= 160, "smem: see above");
