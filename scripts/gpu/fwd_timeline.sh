@@ -7,6 +7,7 @@
 # FA_SM90_FWD_TIMELINE_OUT set (the last call's timeline wins), and prints
 # scripts/fwd_timeline.py's summary of each. The timeline build's timings are not the library's
 # (every call synchronises to write its file).
+# TL_CUDA_FLAGS: the timeline build's CUDA flags (default -DFA_SM90_FWD_TIMELINE=1; add tile switches).
 # AB_BENCHES (optional): "label@env assignments@compare.py args" separated by ';', run afterwards
 # against build/ (a default filtered build of $AB_FILTER, built alongside build-tl/).
 set -uo pipefail
@@ -26,7 +27,7 @@ build() {  # dir, filter, jobs, extra cmake args...
   echo "$dir: build rc=$? at $((SECONDS - start)) s"
   python3 scripts/gpu/ptxas_table.py "/tmp/tl_build_$dir.log" 2>/dev/null | grep -E "SPILL|kernel entries"
 }
-build build-tl "$TL_FILTER" 8 -DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_TIMELINE=1 &
+build build-tl "$TL_FILTER" 8 "-DCMAKE_CUDA_FLAGS=${TL_CUDA_FLAGS:--DFA_SM90_FWD_TIMELINE=1}" &
 [[ -n "$AB_BENCHES" ]] && build build "$AB_FILTER" 8 &
 wait
 for c in $TL_CASES; do

@@ -77,7 +77,11 @@ namespace fa::cuda::sm90 {
 // rows without either: 364/423/500/534/530).
 // 64 (either switch): one consumer warpgroup per CTA and two CTAs per SM (FwdKernel::kCtasPerSm),
 // a build-time experiment against the per-tile fixed cost at short sequences: Q 2 × 8 + 2 × (16 +
-// 16) + O 8 = 88 KB per CTA.
+// 16) + O 8 = 88 KB per CTA. H200, session 29 (docs/perf/ab_session29.md), three alternations:
+// causal N512..16k −9, −7, −6, −6, −5, −5% against 128 rows, non-causal −8 to −17% against 192.
+// The per-tile timeline counts the same SM cycles for both layouts at causal N512 / 2k, but the
+// board held 1770 MHz for 64-row tiles against 1860-1875 at the same power (twice the K/V bytes
+// from L2 per FLOP). Off.
 #ifndef FA_SM90_FWD_D64_BLOCK_M
 #define FA_SM90_FWD_D64_BLOCK_M 192
 #endif
