@@ -385,7 +385,8 @@ struct FwdKernel {
   // docs/perf/fa3_fwd_limits.md) at the same moment; two independent CTAs drift apart, and one's
   // fixed cost runs under the other's GEMMs. Costs: each CTA loads every K/V block its rows see
   // (twice the L2 → shared-memory traffic per FLOP), half the shared memory per CTA, and no
-  // ping-pong (the hardware interleaves the two CTAs' warps as it likes).
+  // ping-pong (the hardware interleaves the two CTAs' warps as it likes). Measured slower
+  // (session 29, fwd_tile_config.hpp): off by default.
   static_assert(kConsumerWGs == 2 || (kConsumerWGs == 3 && kWarpSpecialised) ||
                     (kConsumerWGs == 1 && kWarpSpecialised && kTmaLoad && kPersistent && !kFp8),
                 "register split and ping-pong are set up for 2 or 3 consumer warpgroups, or 1 (persistent TMA)");
