@@ -30,6 +30,8 @@ if [[ -f snap.tar ]]; then
   echo "ab: using snap.tar"
 fi
 start=$SECONDS
+# shellcheck source=scripts/gpu/build_lib.sh
+source "$ROOT/scripts/gpu/build_lib.sh"
 IFS=';' read -ra variants <<<"$VARIANTS"
 nv=${#variants[@]}
 # The default build gets most of the cores; each variant (a few instances) a share.
@@ -38,13 +40,7 @@ for v in "${variants[@]}"; do
   IFS='@' read -r name filter flags <<<"$v"
   fl=()
   [[ -n "$flags" ]] && fl=("$flags")
-  (
-    cmake -S . -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
-      -DFA_BUILD_TESTS=OFF -DFA_BUILD_ABLATIONS=OFF -DFA_INSTANCE_FILTER="$filter" "${fl[@]}" >"/tmp/${AB_TAG:-ab}_build_$name.log" 2>&1 &&
-      cmake --build "build-$name" -j"$vjobs" --target flashattn >>"/tmp/${AB_TAG:-ab}_build_$name.log" 2>&1
-    echo "variant $name: build rc=$? at $((SECONDS - start)) s"
-    python3 scripts/gpu/ptxas_table.py "/tmp/${AB_TAG:-ab}_build_$name.log" 2>/dev/null | grep -E "SPILL|kernel entries"
-  ) &
+  build_lib "variant $name" "build-$name" "$filter" "$vjobs" "/tmp/${AB_TAG:-ab}_build_$name.log" "${fl[@]}" &
 done
 STAGES=${STAGES:-build,test} DEADLINE_S=${CHECK_DEADLINE_S:-330} JOBS=$((JOBS - (nv > 0 ? JOBS / 2 : 0))) \
   bash scripts/gpu/check.sh "$OUT" >"$OUT/check.txt" 2>&1

@@ -18,17 +18,11 @@ TL_CASES=${TL_CASES:-64:512:yes 64:512:no 128:512:yes 128:512:no 64:2048:yes 128
 AB_BENCHES=${AB_BENCHES:-}
 AB_FILTER=${AB_FILTER:-sm90_fwd_bf16_hd(64|128|256)}
 start=$SECONDS
-build() {  # dir, filter, jobs, extra cmake args...
-  local dir=$1 filter=$2 jobs=$3
-  shift 3
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_PTXAS_VERBOSE=ON \
-    -DFA_BUILD_TESTS=OFF -DFA_BUILD_ABLATIONS=OFF -DFA_INSTANCE_FILTER="$filter" "$@" >"/tmp/tl_build_$dir.log" 2>&1 &&
-    cmake --build "$dir" -j"$jobs" --target flashattn >>"/tmp/tl_build_$dir.log" 2>&1
-  echo "$dir: build rc=$? at $((SECONDS - start)) s"
-  python3 scripts/gpu/ptxas_table.py "/tmp/tl_build_$dir.log" 2>/dev/null | grep -E "SPILL|kernel entries"
-}
-build build-tl "$TL_FILTER" 8 "-DCMAKE_CUDA_FLAGS=${TL_CUDA_FLAGS:--DFA_SM90_FWD_TIMELINE=1}" &
-[[ -n "$AB_BENCHES" ]] && build build "$AB_FILTER" 8 &
+# shellcheck source=scripts/gpu/build_lib.sh
+source scripts/gpu/build_lib.sh
+build_lib build-tl build-tl "$TL_FILTER" 8 /tmp/tl_build_build-tl.log \
+  "-DCMAKE_CUDA_FLAGS=${TL_CUDA_FLAGS:--DFA_SM90_FWD_TIMELINE=1}" &
+[[ -n "$AB_BENCHES" ]] && build_lib build build "$AB_FILTER" 8 /tmp/tl_build_build.log &
 wait
 for c in $TL_CASES; do
   IFS=: read -r d n causal <<<"$c"

@@ -1953,8 +1953,9 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
     }
   };
 
-  // Persistent grid (one CTA per SM, Kernel::Scheduler walks the tiles) for the batch form;
-  // varlen keeps one CTA per (query block, head, sequence) with the longest sequence's blocks.
+  // Persistent grid (Kernel::kCtasPerSm CTAs per SM, Kernel::Scheduler walks the tiles) for the
+  // batch form; varlen keeps one CTA per (query block, head, sequence) with the longest
+  // sequence's blocks.
   const int64_t rows_per_tile = Kernel::kBlockM >> pack_shift;  // query positions per tile
   const int64_t m_blocks = (p.seqlen_q + rows_per_tile - 1) / rows_per_tile;
   const int64_t tiles = m_blocks * tile_heads * p.batch;
