@@ -43,6 +43,15 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_D64_BLOCK_N
 #define FA_SM90_FWD_D64_BLOCK_N 128
 #endif
+// The masked d64 instance's key block, a build-time experiment: 96 or 64 keys shrink S and P
+// enough for 192-row masked tiles (three consumer warpgroups) to compile without spills, which
+// 128 does not (FA_SM90_FWD_D64_MASKED_BLOCK_M below). H200, session 30
+// (docs/perf/ab_session30.md), causal N512..16k against 128 x 128: 192 x 96 −10.5, −12, 0, 0,
+// +4, +4%; 192 x 64 −14 to −6% everywhere. Off: short tiles lose to the first warpgroup's masked
+// diagonal keys (1.33 blocks of 96 against 0.5 of 128) and to per-block fixed work.
+#ifndef FA_SM90_FWD_D64_MASKED_BLOCK_N
+#define FA_SM90_FWD_D64_MASKED_BLOCK_N 128
+#endif
 #ifndef FA_SM90_FWD_D128_BLOCK_N
 #define FA_SM90_FWD_D128_BLOCK_N 128
 #endif
@@ -71,6 +80,7 @@ namespace fa::cuda::sm90 {
 // tile (N 512: 3 tiles = 576 rows; 1024: 6 = 1152), and 1.5x fewer, longer tiles per wave.
 // The masked (causal / window, + softcap) instance separately: at 192 it spills (ptxas: 156 B
 // stores / 160 B loads at 160 registers; unmasked: none, 151 registers used), so it stays at 128.
+// (With 96- or 64-key blocks, FA_SM90_FWD_D64_MASKED_BLOCK_N, it fits and is slower below N 8k.)
 // H200, session 5 round 1, non-causal d64 N 512..8k, TFLOP/s: 128 rows with the tree reductions
 // 316/378/411/429/417, 192 rows with the tree reductions and the rescale skip (both of which cost
 // elsewhere) 345/395/466/475/483, 128 rows plain 328/388/430/451/443. Default 192 (round 2, 192
@@ -162,7 +172,7 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_EXT_N(n)                                                                      \
   ((n) != 64 && (n) != 96 && (n) != 128 && (n) != 192 && (n) != 256 && !FA_SM90_FWD_OWN_N(n))
 #define FA_SM90_FWD_NEEDS_EXT_MMA(hd, masked)                                                     \
-  ((hd) == 64    ? FA_SM90_FWD_EXT_N((masked) ? 128 : FA_SM90_FWD_D64_BLOCK_N)                   \
+  ((hd) == 64    ? FA_SM90_FWD_EXT_N((masked) ? FA_SM90_FWD_D64_MASKED_BLOCK_N : FA_SM90_FWD_D64_BLOCK_N)                 \
    : (hd) == 96  ? 0                                                                              \
    : (hd) == 128 ? FA_SM90_FWD_EXT_N((masked) ? 128 : FA_SM90_FWD_D128_BLOCK_N)                  \
    : (hd) == 192 ? FA_SM90_FWD_EXT_N(FA_SM90_FWD_D192_BLOCK_N)                                    \
@@ -205,7 +215,8 @@ struct FwdTile;
 
 template <bool kMasked> struct FwdTile<64, kMasked> {
   static constexpr int kBlockM = kMasked ? FA_SM90_FWD_D64_MASKED_BLOCK_M : FA_SM90_FWD_D64_BLOCK_M,
-                       kBlockN = kMasked ? 128 : FA_SM90_FWD_D64_BLOCK_N, kStages = FA_SM90_FWD_D64_STAGES;
+                       kBlockN = kMasked ? FA_SM90_FWD_D64_MASKED_BLOCK_N : FA_SM90_FWD_D64_BLOCK_N,
+                       kStages = FA_SM90_FWD_D64_STAGES;
 };
 template <bool kMasked> struct FwdTile<96, kMasked>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
 template <bool kMasked> struct FwdTile<128, kMasked> {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Issue #5's call-overhead goal (flash_attn_func <= 5 us over a raw kernel launch, CUDA graphs off)
+# in several rounds, because one round's "over raw" moves by ~1 us with the raw launch it is
+# measured against (session 29: +4.67 and +5.62 two minutes apart, our call 9.34 / 9.36 us).
+# Each round is a fresh process pair: fa_host_overhead (the raw empty-kernel launch) and then
+# bench/python_overhead.py (its rows round-robin --repeat times); every other round both are
+# pinned to one core (taskset) to see whether migration is part of the spread. Prints every
+# round's raw launch and "over raw" of the rows below, then their median, min and max.
+#     bash scripts/gpu/overhead_rounds.sh "$OUT"      (ROUNDS=8 by default; ~3-4 min with the build)
+set -uo pipefail
+OUT=${1:-${OUT:-/tmp/fa_oh_out}}
+mkdir -p "$OUT"
+ROUNDS=${ROUNDS:-8}
+JOBS=${JOBS:-16}
+BUILD_DIR=${BUILD_DIR:-build-oh}
+PIN_CPU=${PIN_CPU:-3}
+ROWS='^(_C.torch_forward_preallocated|_C.torch_fwd|flash_attn_func|flash_attn_func lse|torch.neg\(q\))$'
+start=$SECONDS
+
+# Only what the rows launch: the bf16 d128 forward (FA3, and FA2 for fa_host_overhead's fa2 row).
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_BUILD_TESTS=OFF \
+  -DFA_BUILD_ABLATIONS=OFF -DFA_BUILD_BENCH=ON -DFA_INSTANCE_FILTER='^sm(80|90)_fwd_bf16_hd128$' >"$OUT/build.log" 2>&1 &&
+  cmake --build "$BUILD_DIR" -j"$JOBS" --target flashattn fa_host_overhead >>"$OUT/build.log" 2>&1 ||
+  { tail -30 "$OUT/build.log"; echo "overhead_rounds: build failed"; exit 1; }
+echo "build done at $((SECONDS - start)) s"
+# python/README.md: the package links the library built above (no recompilation of kernels).
+FLASHATTN_LIB_DIR="$PWD/$BUILD_DIR" python3 -m pip install -q --no-build-isolation ./python >"$OUT/pip.log" 2>&1 ||
+  { tail -20 "$OUT/pip.log"; echo "overhead_rounds: pip install failed"; exit 1; }
+echo "pip install done at $((SECONDS - start)) s"
+
+: >"$OUT/rounds.txt"
+for r in $(seq 1 "$ROUNDS"); do
+  pin=()
+  ((r % 2 == 0)) && command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
+  echo "### round $r ${pin[*]:-(not pinned)}" >>"$OUT/rounds.txt"
+  timeout 120 "${pin[@]}" python3 bench/python_overhead.py --shape 1,1,16,2,128 --iters 4000 --rows fwd \
+    --only "$ROWS" --repeat 3 --host-bench "$BUILD_DIR/bench/fa_host_overhead" >>"$OUT/rounds.txt" 2>&1
+  echo "round $r rc=$? at $((SECONDS - start)) s"
+done
+
+python3 - "$OUT/rounds.txt" <<'EOF' | tee "$OUT/summary.txt"
+import re, statistics, sys
+rounds, cur = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("### round"):
+        cur = {"name": line[4:].strip(), "rows": {}}
+        rounds.append(cur)
+    elif cur is not None and (m := re.match(r"over raw: host us minus ([0-9.]+) us", line)):
+        cur["raw"] = float(m.group(1))
+    elif cur is not None and (m := re.match(r"(\S.*?)\s+([0-9.]+)\s+([0-9.]+)\s+([+-][0-9.]+)", line)):
+        cur["rows"][m.group(1).strip()] = (float(m.group(2)), float(m.group(4)))
+names = ["flash_attn_func", "flash_attn_func lse", "torch.neg(q)", "_C.torch_fwd", "_C.torch_forward_preallocated"]
+print(f"{'round':28s} {'raw us':>7s} " + " ".join(f"{n[:20]:>21s}" for n in names))
+for r in rounds:
+    cells = [f"{r['rows'][n][0]:6.2f} ({r['rows'][n][1]:+5.2f})" if n in r["rows"] else f"{'-':>13s}" for n in names]
+    print(f"{r['name']:28s} {r.get('raw', float('nan')):7.2f} " + " ".join(f"{c:>21s}" for c in cells))
+print("cells: host us per call (over raw: minus that round's raw launch)")
+for n in names:
+    over = [r["rows"][n][1] for r in rounds if n in r["rows"]]
+    if over:
+        print(f"{n:30s} over raw: median {statistics.median(over):+.2f}, min {min(over):+.2f}, max {max(over):+.2f} "
+              f"({len(over)} rounds)")
+raws = [r["raw"] for r in rounds if "raw" in r]
+if raws:
+    print(f"raw launch: median {statistics.median(raws):.2f} us, min {min(raws):.2f}, max {max(raws):.2f}")
+EOF
+echo "overhead_rounds: done in $((SECONDS - start)) s"
