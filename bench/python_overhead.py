@@ -37,6 +37,10 @@ Rows, thinnest first (all forward unless named):
     sdpa                      torch's SDPA (enable_gqa, no mask: exact for Nq 1) over the same
                               contiguous cache, no append;
                               "+ copy_ append" first copies k/v into the cache with two copy_ calls
+  raw from Python / binding only (CUDA)   torch._C._cuda_sleep(0), torch's binding of a one-thread
+                            kernel launch (no dispatcher, no allocation), and a binding call that
+                            launches nothing; their difference is an in-process raw launch, timed
+                            round-robin with the other rows ("in-process over raw" lines)
   alloc ...                 one torch allocation (and its free) as the extension makes them: out
                             (torch.empty_like(q)), lse and workspace (a 0-element template's
                             new_empty(shape)), and torch.empty(shape, dtype=, device=) for
@@ -277,6 +281,13 @@ def main():
         ("alloc lse: template.new_empty", lambda: f32_template.new_empty(lse_shape)),
         ("alloc lse: torch.empty(kwargs)", lambda: torch.empty(lse_shape, dtype=torch.float32, device=dev)),
     ]
+    if dev.type == "cuda":
+        # An in-process raw launch, timed round-robin with the rows above (fa_host_overhead's raw
+        # launch runs in another process at another moment, and this host's speed drifts by tens
+        # of percent between rounds): torch's own binding of a one-thread spin kernel (no
+        # dispatcher, no allocation), minus a binding call that launches nothing.
+        rows += [("raw from Python: _C._cuda_sleep(0)", lambda: torch._C._cuda_sleep(0)),
+                 ("binding only: _C._cuda_getCurrentRawStream", lambda: torch._C._cuda_getCurrentRawStream(0))]
     if args.rows == "decode":
         rows = []
     if args.rows != "fwd":
@@ -335,6 +346,15 @@ def main():
         print(f"{name:{w}s} {host:9.2f} {wall:9.2f} {over}" + (f"  {min(hosts):.2f}-{max(hosts):.2f}" if spread else ""))
     if spread:
         print(f"(medians over {args.repeat} round-robin repeats of every row)")
+    med = {name: statistics.median(h for h, _ in results[name]) for name, *_ in rows
+           if name not in failed and results[name]}
+    launch, binding = med.get("raw from Python: _C._cuda_sleep(0)"), med.get("binding only: _C._cuda_getCurrentRawStream")
+    if launch is not None and binding is not None:
+        raw_in = launch - binding
+        print(f"in-process raw launch: {raw_in:.2f} us (_cuda_sleep minus the binding call)")
+        for name in ("flash_attn_func", "flash_attn_func lse", "torch.neg(q)"):
+            if name in med:
+                print(f"in-process over raw: {name} {med[name] - raw_in:+.2f} us")
     print(f"tensor read: {_C.torch_tensor_read()}")
     print(f"tensor alloc: {_C.torch_tensor_alloc()}")
     if raw is None:

@@ -11,6 +11,8 @@
 # while nvidia-smi samples clocks.sm and power.draw every 50 ms (read only: nothing is set).
 # Clock and power are the medians over the samples drawing at least 80% of the run's peak power
 # (the timed loops, not Python's start-up).
+# CLK_PEER=sdpa_cudnn (any compare.py peer) adds a run of that peer alone to every round, on the
+# same shapes, so a peer's clock is read the same way as ours.
 set -uo pipefail
 OUT=${1:-${OUT:-/tmp/fa_clk_out}}
 mkdir -p "$OUT"
@@ -31,20 +33,26 @@ for v in "${variants[@]}"; do
     "${fl[@]}" &
 done
 wait
+[[ -n "${CLK_PEER:-}" ]] && names+=("peer:$CLK_PEER")
 echo "| run | lib | TFLOP/s (shapes in order) | SM MHz (busy) | W (busy) | busy samples |" | tee "$OUT/clock_ab.md"
 echo "|---|---|---|---|---|---|" | tee -a "$OUT/clock_ab.md"
 for ((r = 1; r <= CLK_ROUNDS; ++r)); do
   for name in "${names[@]}"; do
-    csv="/tmp/clk_${name}_$r.csv"
+    csv="/tmp/clk_${name/:/_}_$r.csv"
     nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 50 >"$csv" 2>/dev/null &
     smi=$!
     # shellcheck disable=SC2086
-    timeout 120 python3 bench/compare.py --lib "build-$name/libflashattn.so" --algos fa3 --peers '' \
-      --pass fwd $CLK_ARGS --out "/tmp/clk_cmp_${name}_$r" >"/tmp/clk_run_${name}_$r.log" 2>&1
+    if [[ $name == peer:* ]]; then
+      run=(--lib "build-${names[0]}/libflashattn.so" --algos '' --peers "${name#peer:}")
+    else
+      run=(--lib "build-$name/libflashattn.so" --algos fa3 --peers '')
+    fi
+    timeout 120 python3 bench/compare.py "${run[@]}" \
+      --pass fwd $CLK_ARGS --out "/tmp/clk_cmp_${name/:/_}_$r" >"/tmp/clk_run_${name/:/_}_$r.log" 2>&1
     rc=$?
     kill "$smi" 2>/dev/null
     wait "$smi" 2>/dev/null
-    tf=$(grep -E '^\| [0-9]+ \|' "/tmp/clk_run_${name}_$r.log" |
+    tf=$(grep -E '^\| [0-9]+ \|' "/tmp/clk_run_${name/:/_}_$r.log" |
       awk -F'|' '{gsub(/ /,"",$6); printf "%s ", $6}')
     stats=$(python3 - "$csv" <<'EOF'
 import sys, statistics
