@@ -14,6 +14,10 @@ ROUNDS=${ROUNDS:-8}
 JOBS=${JOBS:-16}
 BUILD_DIR=${BUILD_DIR:-build-oh}
 PIN_CPU=${PIN_CPU:-3}
+# CPU_TIME=1: the Python rows (the in-process raw launch included) timed by the thread's CPU clock
+# (python_overhead.py --cpu-time), which leaves out time the thread spends descheduled.
+PY_EXTRA=()
+[[ ${CPU_TIME:-0} == 1 ]] && PY_EXTRA=(--cpu-time)
 ROWS='^(_C.torch_forward_preallocated|_C.torch_fwd|flash_attn_func|flash_attn_func lse|torch.neg\(q\)|raw from Python.*|binding only.*)$'
 start=$SECONDS
 
@@ -34,7 +38,7 @@ for r in $(seq 1 "$ROUNDS"); do
   ((r % 2 == 0)) && command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPU")
   echo "### round $r ${pin[*]:-(not pinned)}" >>"$OUT/rounds.txt"
   timeout 120 "${pin[@]}" python3 bench/python_overhead.py --shape 1,1,16,2,128 --iters 4000 --rows fwd \
-    --only "$ROWS" --repeat 3 --host-bench "$BUILD_DIR/bench/fa_host_overhead" >>"$OUT/rounds.txt" 2>&1
+    --only "$ROWS" --repeat 3 --host-bench "$BUILD_DIR/bench/fa_host_overhead" "${PY_EXTRA[@]}" >>"$OUT/rounds.txt" 2>&1
   echo "round $r rc=$? at $((SECONDS - start)) s"
 done
 
