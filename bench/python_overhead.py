@@ -336,18 +336,18 @@ def main():
                     _C.torch_pack_bytes(previous)
     spread = args.repeat > 1
     print(f"{'layer':{w}s} {'host us':>9s} {'wall us':>9s} {'over raw':>9s}" + ("  host range" if spread else ""))
+    med = {}  # each measured row's median host us
     for name, *_ in rows:
         if name in failed:
             print(f"{name:{w}s} {failed[name]}")
             continue
         hosts = [h for h, _ in results[name]]
         host, wall = statistics.median(hosts), statistics.median(wl for _, wl in results[name])
+        med[name] = host
         over = f"{host - raw:+9.2f}" if raw is not None else f"{'-':>9s}"
         print(f"{name:{w}s} {host:9.2f} {wall:9.2f} {over}" + (f"  {min(hosts):.2f}-{max(hosts):.2f}" if spread else ""))
     if spread:
         print(f"(medians over {args.repeat} round-robin repeats of every row)")
-    med = {name: statistics.median(h for h, _ in results[name]) for name, *_ in rows
-           if name not in failed and results[name]}
     launch, binding = med.get("raw from Python: _C._cuda_sleep(0)"), med.get("binding only: _C._cuda_getCurrentRawStream")
     if launch is not None and binding is not None:
         raw_in = launch - binding

@@ -41,12 +41,12 @@ for ((r = 1; r <= CLK_ROUNDS; ++r)); do
     csv="/tmp/clk_${name/:/_}_$r.csv"
     nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 50 >"$csv" 2>/dev/null &
     smi=$!
-    # shellcheck disable=SC2086
     if [[ $name == peer:* ]]; then
       run=(--lib "build-${names[0]}/libflashattn.so" --algos '' --peers "${name#peer:}")
     else
       run=(--lib "build-$name/libflashattn.so" --algos fa3 --peers '')
     fi
+    # shellcheck disable=SC2086
     timeout 120 python3 bench/compare.py "${run[@]}" \
       --pass fwd $CLK_ARGS --out "/tmp/clk_cmp_${name/:/_}_$r" >"/tmp/clk_run_${name/:/_}_$r.log" 2>&1
     rc=$?

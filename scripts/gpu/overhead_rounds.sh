@@ -22,11 +22,10 @@ ROWS='^(_C.torch_forward_preallocated|_C.torch_fwd|flash_attn_func|flash_attn_fu
 start=$SECONDS
 
 # Only what the rows launch: the bf16 d128 forward (FA3, and FA2 for fa_host_overhead's fa2 row).
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFA_CUDA_ARCHS=90a -DFA_BUILD_TESTS=OFF \
-  -DFA_BUILD_ABLATIONS=OFF -DFA_BUILD_BENCH=ON -DFA_INSTANCE_FILTER='^sm(80|90)_fwd_bf16_hd128$' >"$OUT/build.log" 2>&1 &&
-  cmake --build "$BUILD_DIR" -j"$JOBS" --target flashattn fa_host_overhead >>"$OUT/build.log" 2>&1 ||
-  { tail -30 "$OUT/build.log"; echo "overhead_rounds: build failed"; exit 1; }
-echo "build done at $((SECONDS - start)) s"
+# shellcheck source=scripts/gpu/build_lib.sh
+source scripts/gpu/build_lib.sh
+BUILD_LIB_TARGETS=fa_host_overhead build_lib "overhead build" "$BUILD_DIR" '^sm(80|90)_fwd_bf16_hd128$' "$JOBS" \
+  "$OUT/build.log" -DFA_BUILD_BENCH=ON || { tail -30 "$OUT/build.log"; echo "overhead_rounds: build failed"; exit 1; }
 # python/README.md: the package links the library built above (no recompilation of kernels).
 FLASHATTN_LIB_DIR="$PWD/$BUILD_DIR" python3 -m pip install -q --no-build-isolation ./python >"$OUT/pip.log" 2>&1 ||
   { tail -20 "$OUT/pip.log"; echo "overhead_rounds: pip install failed"; exit 1; }

@@ -172,7 +172,7 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_EXT_N(n)                                                                      \
   ((n) != 64 && (n) != 96 && (n) != 128 && (n) != 192 && (n) != 256 && !FA_SM90_FWD_OWN_N(n))
 #define FA_SM90_FWD_NEEDS_EXT_MMA(hd, masked)                                                     \
-  ((hd) == 64    ? FA_SM90_FWD_EXT_N((masked) ? FA_SM90_FWD_D64_MASKED_BLOCK_N : FA_SM90_FWD_D64_BLOCK_N)                 \
+  ((hd) == 64 ? FA_SM90_FWD_EXT_N((masked) ? FA_SM90_FWD_D64_MASKED_BLOCK_N : FA_SM90_FWD_D64_BLOCK_N) \
    : (hd) == 96  ? 0                                                                              \
    : (hd) == 128 ? FA_SM90_FWD_EXT_N((masked) ? 128 : FA_SM90_FWD_D128_BLOCK_N)                  \
    : (hd) == 192 ? FA_SM90_FWD_EXT_N(FA_SM90_FWD_D192_BLOCK_N)                                    \
@@ -297,6 +297,7 @@ static_assert(FA_SM90_FWD_FP8_D64_BLOCK_M == 128 || FA_SM90_FWD_FP8_D64_BLOCK_N 
               "fp8 d64: 3 consumer warpgroups (160 registers) cannot hold a 256-key S (128 registers)");
 
 static_assert(FA_SM90_FWD_D64_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_BLOCK_N <= 192, "P·V needs K % 16 == 0");
+static_assert(FA_SM90_FWD_D64_MASKED_BLOCK_N % 16 == 0 && FA_SM90_FWD_D64_MASKED_BLOCK_N <= 192, "P·V needs K % 16 == 0");
 static_assert((FA_SM90_FWD_D64_BLOCK_M == 64 || FA_SM90_FWD_D64_BLOCK_M == 128 || FA_SM90_FWD_D64_BLOCK_M == 192) &&
                   (FA_SM90_FWD_D64_MASKED_BLOCK_M == 64 || FA_SM90_FWD_D64_MASKED_BLOCK_M == 128 ||
                    FA_SM90_FWD_D64_MASKED_BLOCK_M == 192),
