@@ -6,7 +6,8 @@ launch (src/cuda/sm90/flash_fwd.cuh, launch_fwd; cuda/common/timeline_dump.hpp):
 warpgroups, stamps), then per CTA, tile and warpgroup the stamps of enum FwdStamp: Info (key
 blocks | query block << 16 | SM id << 40), clock64() at Start, QIn, KIn, Turn, S0Done, LoopEnd,
 EpiConv, EpiBar (TMA-store epilogue only), End, then the mainloop's summed waits for K, V, the
-ping-pong turn, S and O (cycles, over the blocks after the first). Cycles are SM cycles; stamps
+ping-pong turn, S and O (cycles, over the blocks after the first), and (newer builds) clock64()
+at NextCall, NextDone, WorkDone: the gap between tiles. Cycles are SM cycles; stamps
 are compared within one CTA only.
 
 Prints, per number of key blocks in the tile, the median cycles of each phase of a warpgroup's
@@ -99,6 +100,23 @@ def summarise(path):
         ov = np.clip(np.minimum(t[:, :, 0, 8], t[:, :, 1, 8]) - np.maximum(t[:, :, 0, 5], t[:, :, 1, 5]), 0, None)
         print(f"warpgroup 1 - warpgroup 0 at the first Q·Kᵀ's retirement: median {np.median(off):.0f} cycles; "
               f"epilogues overlap: median {np.median(ov[both]):.0f} of warpgroup 0's {np.median(e0[both]):.0f} cycles")
+    if a.shape[3] >= 18:
+        # Between tiles (stamps 15..17: NextCall, NextDone, WorkDone): the previous tile's End to
+        # the scheduler call, the scheduler, tile_work, then to this tile's Start.
+        between = []
+        for c in range(ctas):
+            for w in range(wgs):
+                ks = np.nonzero(valid[c, :, w])[0]
+                for i in range(1, len(ks)):
+                    prev_end = float(a[c, ks[i - 1], w, 9])
+                    nc, nd, wd = (float(x) for x in a[c, ks[i], w, 15:18])
+                    st = float(a[c, ks[i], w, 1])
+                    if prev_end > 0 and nc >= prev_end:
+                        between.append([nc - prev_end, nd - nc, wd - nd, st - wd, st - prev_end])
+        if between:
+            m = np.median(np.array(between), axis=0)
+            print(f"between tiles, median cycles: End -> scheduler call {m[0]:.0f}, scheduler {m[1]:.0f}, "
+                  f"tile_work {m[2]:.0f}, -> Start {m[3]:.0f}; End -> next Start {m[4]:.0f}")
     sp = np.array(spans)
     print(f"per-(CTA, warpgroup) span, cycles: min {sp.min():.0f}, median {np.median(sp):.0f}, max {sp.max():.0f} "
           f"(max/median {sp.max() / np.median(sp):.3f})")

@@ -87,6 +87,54 @@ struct PipelineCpAsync {
   __device__ void consumer_release(int it) { Barrier::arrive(&empty[stage(it)]); }
 };
 
+// A ring of kStages small shared-memory records that one producer thread writes with ordinary
+// stores and the consumer warps read: the forward's tile handoff (FA_SM90_FWD_TILE_HANDOFF), where
+// the producer, which walks the tile schedule anyway, passes each tile's coordinates and key range
+// to the consumers so they do not walk it themselves. full[s]: the producer's one arrival
+// (mbarrier.arrive releases its stores at CTA scope; the consumers' wait acquires them).
+// empty[s]: one arrival per consumer warp after its last read of the record.
+// CUTLASS's barrier asm has no "memory" clobber: the compiler may move ordinary shared-memory
+// loads and stores across it (racecheck, session 31, saw the records read before the wait). The
+// empty asm statements with a clobber below pin the record accesses between the barriers; the
+// mbarrier instructions themselves order them in hardware (arrive releases, wait acquires).
+template <class Record, int kStages>
+struct HandoffRing {
+  using Barrier = cutlass::arch::ClusterBarrier;
+  Record slot[kStages];
+  uint64_t full[kStages];
+  uint64_t empty[kStages];
+
+  __device__ void init(uint32_t consumer_warps) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      Barrier::init(&full[s], 1);
+      Barrier::init(&empty[s], consumer_warps);
+    }
+  }
+  __device__ static int stage(int it) { return it % kStages; }
+  __device__ static uint32_t parity(int it) { return uint32_t(it / kStages) & 1u; }
+
+  // Producer thread: wait until record `it` is free, write it, publish it.
+  __device__ void publish(int it, Record const& r) {
+    Barrier::wait(&empty[stage(it)], parity(it) ^ 1u);
+    asm volatile("" ::: "memory");
+    slot[stage(it)] = r;
+    asm volatile("" ::: "memory");
+    Barrier::arrive(&full[stage(it)]);
+  }
+  // Consumer thread: the record of iteration `it`, once published (read it before release).
+  __device__ Record const& wait(int it) {
+    Barrier::wait(&full[stage(it)], parity(it));
+    asm volatile("" ::: "memory");
+    return slot[stage(it)];
+  }
+  // Every thread of a consumer warp, once none of them reads record `it` any more.
+  __device__ void release(int it) {
+    __syncwarp();  // (a compiler barrier as well)
+    if (threadIdx.x % 32 == 0) Barrier::arrive(&empty[stage(it)]);
+  }
+};
+
 // Hardware named barriers used by the forward kernel (ids above CUTLASS's reserved ones are
 // taken by NamedBarrier's "user" interface, which adds the reserved offset itself).
 enum class FwdNamedBarrier : uint32_t {

@@ -319,6 +319,11 @@ enum class FwdStamp : int {
   TurnWait,
   SWait,
   PVWait,
+  // Between tiles (consume's loop, clock64() values): the previous tile's consume_tile returned
+  // and the scheduler is called; it returned this tile; tile_work returned (then Start).
+  NextCall,
+  NextDone,
+  WorkDone,
   kCount
 };
 
@@ -549,6 +554,27 @@ struct FwdKernel {
   using PipeKV = std::conditional_t<kTmaLoad, PipelineTma<kStages>, PipelineCpAsync<kStages>>;
   static constexpr int kProducerThreads = 128;
 
+  // What one tile needs besides its coordinates: its sequence, mask and key-block range.
+  // m0, m_end: the query positions [m0, m_end) the tile covers (kBlockM of them unpacked,
+  // kBlockM / G packed: tile row r is position m0 + (r >> pack_shift)).
+  struct TileWork {
+    core::SeqInfo seq;
+    core::Mask mask;
+    int m0 = 0;
+    int m_end = 0;
+    int n_block_max = 0;
+    int n_blocks = 0;
+  };
+  // FA_SM90_FWD_TILE_HANDOFF (fwd_tile_config.hpp): the producer hands each tile to the
+  // consumers through a 2-record ring; tc.m_block < 0 ends the walk.
+  static constexpr bool kTileHandoff = FA_SM90_FWD_TILE_HANDOFF != 0 && kWarpSpecialised && kTmaLoad;
+  struct TileRecord {
+    sched::TileCoord tc;
+    TileWork w;
+  };
+  using TileRing = HandoffRing<TileRecord, 2>;
+  struct NoTileRing {};
+
   struct SharedStorage {
     cute::array_aligned<Element, kQStages * cute::cosize_v<SmemLayoutQ>, 1024> q;  // kQStages slots
     cute::array_aligned<Element, cute::cosize_v<SmemLayoutKV>, 1024> k;
@@ -559,6 +585,7 @@ struct FwdKernel {
     PipeQ pipe_q;
     PipeKV pipe_k;
     PipeKV pipe_v;
+    [[no_unique_address]] std::conditional_t<kTileHandoff, TileRing, NoTileRing> tiles;
   };
   static constexpr int kSmemBytes = int(sizeof(SharedStorage));
   static_assert(kSmemBytes <= kSmemBudget, "tile does not fit in shared memory");
@@ -641,17 +668,6 @@ struct FwdKernel {
     pipe.consumer_release(it);
   }
 
-  // What one tile needs besides its coordinates: its sequence, mask and key-block range.
-  // m0, m_end: the query positions [m0, m_end) the tile covers (kBlockM of them unpacked,
-  // kBlockM / G packed: tile row r is position m0 + (r >> pack_shift)).
-  struct TileWork {
-    core::SeqInfo seq;
-    core::Mask mask;
-    int m0 = 0;
-    int m_end = 0;
-    int n_block_max = 0;
-    int n_blocks = 0;
-  };
   // A tile whose stores wait for the next tile's first Q·Kᵀ (kEpiOverlap): its O already
   // normalised and converted (rO, registers), its LSE, and where they go.
   template <class TensorRO>
@@ -693,6 +709,7 @@ struct FwdKernel {
         ss.pipe_q.init(kConsumerThreads);
         ss.pipe_k.init(kv_arrivals);
         ss.pipe_v.init(kv_arrivals);
+        if constexpr (kTileHandoff) ss.tiles.init(kConsumerThreads / 32);
       } else {
         ss.pipe_q.init(kProducerThreads, kConsumerThreads);
         ss.pipe_k.init(kProducerThreads, kConsumerThreads);
@@ -816,9 +833,12 @@ struct FwdKernel {
     sched::TileCoord tc;
     int kv_it = 0;  // ring iteration of the tile's first key block
     int q_it = 0;   // Q slot round
+    int tile_it = 0;  // handoff record (kTileHandoff)
     while (scheduler.template next<kMc ? 1 : 0>(tc)) {
       TileWork w;
-      if (!tile_work(params, tc, w) || w.n_blocks == 0) continue;  // the consumers skip it too
+      if (!tile_work(params, tc, w)) continue;  // the consumers skip it too
+      if constexpr (kTileHandoff) ss.tiles.publish(tile_it++, TileRecord{tc, w});
+      if (w.n_blocks == 0) continue;  // nothing to load: the consumers only write its output
       const int tma_batch = p.varlen ? 0 : tc.batch;
       const int head_kv = head_kv_of(params, tc);
 
@@ -879,6 +899,11 @@ struct FwdKernel {
       }
       kv_it += w.n_blocks;
       ++q_it;
+    }
+    if constexpr (kTileHandoff) {
+      TileRecord end;
+      end.tc.m_block = -1;
+      ss.tiles.publish(tile_it, end);
     }
     if constexpr (kMc) {
 #pragma unroll 1
@@ -1117,21 +1142,51 @@ struct FwdKernel {
 #if FA_SM90_FWD_TIMELINE
     int tile_k = 0;  // tiles computed so far (the timeline's row)
 #endif
-    while (scheduler.template next<kCluster ? -1 : 0>(tc)) {
-      TileWork w;
-      if (!tile_work(params, tc, w)) continue;
 #if FA_SM90_FWD_TIMELINE
+    unsigned long long t_next_call = clock64();
+#endif
+    // kTileHandoff: the tiles come from the producer's records (iteration tile_it), the walk's
+    // end is a record with m_block < 0. Otherwise every consumer walks the schedule itself.
+    [[maybe_unused]] int tile_it = 0;
+    for (;;) {
+      TileWork w;
+      if constexpr (kTileHandoff) {
+        TileRecord const& rec = ss.tiles.wait(tile_it);
+        tc = rec.tc;
+        if (tc.m_block < 0) break;
+        w = rec.w;
+      } else {
+        if (!scheduler.template next<kCluster ? -1 : 0>(tc)) break;
+      }
+#if FA_SM90_FWD_TIMELINE
+      const unsigned long long t_next_done = clock64();
+#endif
+      if constexpr (!kTileHandoff) {
+        if (!tile_work(params, tc, w)) continue;
+      }
+#if FA_SM90_FWD_TIMELINE
+      const unsigned long long t_work_done = clock64();
       unsigned long long* tl = nullptr;
       if (params.timeline != nullptr && params.sched.persistent && tile_k < params.sched.rounds)
         tl = params.timeline + ((int64_t(blockIdx.x) * params.sched.rounds + tile_k) * kConsumerWGs + consumer_wg) *
                                    int(FwdStamp::kCount);
       ++tile_k;
+      stamp(tl, FwdStamp::NextCall, t_next_call);
+      stamp(tl, FwdStamp::NextDone, t_next_done);
+      stamp(tl, FwdStamp::WorkDone, t_work_done);
 #endif
-      consume_tile(params, ss, tc, w, kv_it, q_it, scheduler.round - 1, pend FA_FWD_TL_ARG);
+      // The epilogue re-derives the tile from its round, or re-reads it from its handoff record
+      // (released only after the epilogue).
+      consume_tile(params, ss, tc, w, kv_it, q_it, kTileHandoff ? tile_it : scheduler.round - 1,
+                   pend FA_FWD_TL_ARG);
+      if constexpr (kTileHandoff) ss.tiles.release(tile_it++);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
         ++q_it;
       }
+#if FA_SM90_FWD_TIMELINE
+      t_next_call = clock64();
+#endif
     }
     if constexpr (kEpiOverlap) {
       int ctid = int(threadIdx.x) - kConsumerBase;
@@ -1461,8 +1516,14 @@ struct FwdKernel {
     TileWork w_re;
     if constexpr (!kKeepTile) {
       asm volatile("" : "+r"(tile_round));
-      Scheduler::template tile_of_round<kCluster ? -1 : 0>(params.sched, tile_round, tc_re);
-      tile_work(params, tc_re, w_re);
+      if constexpr (kTileHandoff) {
+        TileRecord const& rec = ss.tiles.slot[TileRing::stage(tile_round)];
+        tc_re = rec.tc;
+        w_re = rec.w;
+      } else {
+        Scheduler::template tile_of_round<kCluster ? -1 : 0>(params.sched, tile_round, tc_re);
+        tile_work(params, tc_re, w_re);
+      }
     }
     const sched::TileCoord& tc = kKeepTile ? tc_main : tc_re;
     const TileWork& we = kKeepTile ? w : w_re;

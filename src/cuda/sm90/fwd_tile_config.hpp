@@ -135,6 +135,22 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_EARLY_Q_RELEASE
 #define FA_SM90_FWD_EARLY_Q_RELEASE 1
 #endif
+// Tile handoff (1 = on): the producer thread, which walks the CTA's tile schedule for its loads
+// anyway, writes each tile's coordinates and key range into a 2-record shared-memory ring
+// (HandoffRing) and the consumer warpgroups read them there, instead of each walking the schedule
+// and re-deriving the tile in its epilogue. Why: the per-tile timeline (session 31,
+// fwd_timeline.sh with the NextCall/NextDone/WorkDone stamps) put 500-690 SM cycles per tile in the
+// consumers' scheduler call and 100-220 in tile_work (divisions, 64-bit key-range arithmetic,
+// parameter loads), ~950-1070 cycles from one tile's end to the next one's start, on each
+// warpgroup's own serial path: ~10% of a d64 causal N512 tile, ~6% of a d128 N512 one.
+// Warp-specialised TMA instances only (the others keep their own walk). H200, session 31, bf16,
+// d64/d128/d256 x N 512..8k x causal/not, two alternations in one call against a build with it
+// off: +1.3% geomean, +2..+4% at d64 N <= 1k, +1..+2% at d128 N <= 2k, within +-1% at N8k.
+// racecheck cannot check the records (it does not model mbarrier ordering of ordinary shared-memory
+// accesses: scripts/gpu/racecheck_probe.sh); check.sh sorts those reports apart (race_classify.py).
+#ifndef FA_SM90_FWD_TILE_HANDOFF
+#define FA_SM90_FWD_TILE_HANDOFF 1
+#endif
 // Thread-block clusters of two with TMA multicast of K/V (head_dim_bit mask: d64 2, d96 4, d128 8,
 // d192 16, d256 32; 0 = none), unmasked 16-bit persistent instances only. The two CTAs of a
 // cluster take the two query blocks 2p, 2p + 1 of one (batch, head) in the same round, so they
