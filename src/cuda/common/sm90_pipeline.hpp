@@ -93,10 +93,12 @@ struct PipelineCpAsync {
 // to the consumers so they do not walk it themselves. full[s]: the producer's one arrival
 // (mbarrier.arrive releases its stores at CTA scope; the consumers' wait acquires them).
 // empty[s]: one arrival per consumer warp after its last read of the record.
-// CUTLASS's barrier asm has no "memory" clobber: the compiler may move ordinary shared-memory
-// loads and stores across it (racecheck, session 31, saw the records read before the wait). The
-// empty asm statements with a clobber below pin the record accesses between the barriers; the
-// mbarrier instructions themselves order them in hardware (arrive releases, wait acquires).
+// CUTLASS's barrier asm has no "memory" clobber, so nothing stops the compiler from moving
+// ordinary shared-memory loads and stores across it; the empty asm statements with a clobber below
+// pin the record accesses between the barriers (the SASS of session 31 had them in order either
+// way), and the mbarrier instructions order them in hardware (arrive releases, wait acquires).
+// racecheck cannot check this: it reports any producer → consumer handoff that is not ordered by a
+// barrier every participant waits on (scripts/gpu/racecheck_probe.sh).
 template <class Record, int kStages>
 struct HandoffRing {
   using Barrier = cutlass::arch::ClusterBarrier;
