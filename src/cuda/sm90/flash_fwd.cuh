@@ -574,6 +574,13 @@ struct FwdKernel {
   };
   using TileRing = HandoffRing<TileRecord, 2>;
   struct NoTileRing {};
+  // FA_SM90_FWD_TILE_PREFETCH: the next tile's record, read under this tile's last P·V.
+  static constexpr bool kTilePrefetch = kTileHandoff && kIntraWgOverlap &&
+                                        (FA_SM90_FWD_TILE_PREFETCH & head_dim_bit(kHeadDim)) != 0;
+  struct NextTile {
+    TileRecord rec;
+    bool valid = false;
+  };
 
   struct SharedStorage {
     cute::array_aligned<Element, kQStages * cute::cosize_v<SmemLayoutQ>, 1024> q;  // kQStages slots
@@ -1148,9 +1155,18 @@ struct FwdKernel {
     // kTileHandoff: the tiles come from the producer's records (iteration tile_it), the walk's
     // end is a record with m_block < 0. Otherwise every consumer walks the schedule itself.
     [[maybe_unused]] int tile_it = 0;
+    [[maybe_unused]] NextTile next;  // kTilePrefetch: filled by the previous consume_tile
     for (;;) {
       TileWork w;
-      if constexpr (kTileHandoff) {
+      if constexpr (kTilePrefetch) {
+        TileRecord rec;
+        if (next.valid) rec = next.rec;
+        else rec = ss.tiles.wait(tile_it);
+        next.valid = false;
+        tc = rec.tc;
+        if (tc.m_block < 0) break;
+        w = rec.w;
+      } else if constexpr (kTileHandoff) {
         TileRecord const& rec = ss.tiles.wait(tile_it);
         tc = rec.tc;
         if (tc.m_block < 0) break;
@@ -1178,7 +1194,7 @@ struct FwdKernel {
       // The epilogue re-derives the tile from its round, or re-reads it from its handoff record
       // (released only after the epilogue).
       consume_tile(params, ss, tc, w, kv_it, q_it, kTileHandoff ? tile_it : scheduler.round - 1,
-                   pend FA_FWD_TL_ARG);
+                   pend, next FA_FWD_TL_ARG);
       if constexpr (kTileHandoff) ss.tiles.release(tile_it++);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
@@ -1205,7 +1221,8 @@ struct FwdKernel {
   template <class Pending>
   __device__ static void consume_tile(Params const& params, SharedStorage& ss,
                                       sched::TileCoord const& tc_main, TileWork const& w, int kv_it,
-                                      int q_it, int tile_round, Pending& pend FA_FWD_TL_PARAM) {
+                                      int q_it, int tile_round, Pending& pend,
+                                      [[maybe_unused]] NextTile& next FA_FWD_TL_PARAM) {
     FA_FWD_TL_NONE
     using namespace cute;
     const core::AttnParams& p = params.attn;
@@ -1462,6 +1479,12 @@ struct FwdKernel {
         pingpong_wait(params, consumer_wg);
         wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
         pingpong_pass(params, consumer_wg);
+        if constexpr (kTilePrefetch) {
+          // The producer published it once it had issued this tile's loads, all of which this
+          // warpgroup has waited for by now; tile_round is the handoff iteration.
+          next.rec = ss.tiles.wait(tile_round + 1);
+          next.valid = true;
+        }
         warpgroup_wait<0>();
         stamp(tl, FwdStamp::LoopEnd);
 #if FA_SM90_FWD_TIMELINE

@@ -151,6 +151,16 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_TILE_HANDOFF
 #define FA_SM90_FWD_TILE_HANDOFF 1
 #endif
+// With the handoff: the next tile's record waited for and read under this tile's last P·V, where
+// the warpgroup would otherwise only wait for the wgmma, instead of at the next tile's start
+// (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32; 0 = none). Why: the session-31
+// timeline with the handoff still spends 257-273 cycles per tile from the scheduler call to
+// holding the record (mbarrier try_wait and the loads), on the warpgroup's serial path. Costs the
+// record's ~23 registers from the last P·V to the next tile's start. Default 0: not yet measured
+// on the GPU (local ptxas in session 31: see LOG.md).
+#ifndef FA_SM90_FWD_TILE_PREFETCH
+#define FA_SM90_FWD_TILE_PREFETCH 0
+#endif
 // Thread-block clusters of two with TMA multicast of K/V (head_dim_bit mask: d64 2, d96 4, d128 8,
 // d192 16, d256 32; 0 = none), unmasked 16-bit persistent instances only. The two CTAs of a
 // cluster take the two query blocks 2p, 2p + 1 of one (batch, head) in the same round, so they
