@@ -177,8 +177,8 @@ if has_stage sanitize; then
     # racecheck reports the FA3 forward's tile-handoff records (mbarrier-ordered stores and loads,
     # which it does not model: racecheck_probe.sh); race_classify.py passes a run whose only
     # hazards are those and fails any other. Its print limit is raised so that none is hidden.
-    san_verdict() {  # tool label marker rc verdict [extra]
-      local tool=$1 label=$2 marker=$3 rc=$4 verdict=$5 extra=${6:-}
+    san_verdict() {  # tool label marker rc seconds verdict [extra]
+      local tool=$1 label=$2 marker=$3 rc=$4 t=$5 verdict=$6 extra=${7:-}
       if [[ $tool == racecheck && $rc == 99 ]]; then
         local cls
         cls=$(python3 scripts/gpu/race_classify.py "$OUT/sanitizer.log" "$marker")
@@ -188,7 +188,7 @@ if has_stage sanitize; then
       case $rc in
         0) note "$label" "clean: ${verdict:-no summary line}" ;;
         99) note "$label" "ERRORS: ${verdict} (sanitizer.log)" ;;
-        124) note "$label" "TIMED OUT" ;;
+        124) note "$label" "TIMED OUT after ${t}s" ;;
         *) note "$label" "rc=$rc ${verdict} ${extra}" ;;
       esac
     }
@@ -204,7 +204,7 @@ if has_stage sanitize; then
       rc=$?
       verdict=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 | sed 's/^=* *//')
       gt=$(grep -E "^\[  (PASSED|FAILED) +\]|tests? ran" "$OUT/sanitizer.log" | tail -1)
-      san_verdict "$tool" "$tool" "$marker" "$rc" "$verdict" "$gt"
+      san_verdict "$tool" "$tool" "$marker" "$rc" "$t" "$verdict" "$gt"
       tail -3 "$OUT/sanitizer.log"
     done
     # The persistent FA3 forward with several tiles per CTA, at a size the tools can finish: the
@@ -219,7 +219,7 @@ if has_stage sanitize; then
           "$TESTBIN" --gtest_filter="$SAN_RING" --gtest_brief=1 >>"$OUT/sanitizer.log" 2>&1
         rc=$?
         verdict=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 | sed 's/^=* *//')
-        san_verdict "$tool" "$tool ring" "$marker" "$rc" "$verdict"
+        san_verdict "$tool" "$tool ring" "$marker" "$rc" "$t" "$verdict"
         tail -2 "$OUT/sanitizer.log"
       done
     fi

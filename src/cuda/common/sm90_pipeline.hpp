@@ -10,6 +10,13 @@
 
 namespace fa::cuda::sm90 {
 
+// Iteration `it` of a kStages ring: its slot and the parity of its round (the mbarrier phase).
+template <int kStages>
+struct RingIndex {
+  __device__ static int stage(int it) { return it % kStages; }
+  __device__ static uint32_t parity(int it) { return uint32_t(it / kStages) & 1u; }
+};
+
 // A ring of kStages slots. Slot s has two mbarriers:
 //   full[s]  — the producer arrives once with the expected byte count; TMA completes the
 //              transaction. Consumers wait on it.
@@ -19,7 +26,9 @@ namespace fa::cuda::sm90 {
 // phase. The producer waits for the *previous* round's release, so on a fresh barrier (phase 0 not
 // yet complete) a wait on parity 1 returns at once: every slot starts empty.
 template <int kStages>
-struct PipelineTma {
+struct PipelineTma : RingIndex<kStages> {
+  using RingIndex<kStages>::stage;
+  using RingIndex<kStages>::parity;
   using Barrier = cutlass::arch::ClusterBarrier;
   using TxBarrier = cutlass::arch::ClusterTransactionBarrier;
   uint64_t full[kStages];
@@ -33,8 +42,6 @@ struct PipelineTma {
       Barrier::init(&empty[s], consumer_arrivals);
     }
   }
-  __device__ static int stage(int it) { return it % kStages; }
-  __device__ static uint32_t parity(int it) { return uint32_t(it / kStages) & 1u; }
 
   // Producer: wait until slot `it` is free, then announce the bytes TMA will deliver into it.
   // Returns the full barrier the TMA copies must signal.
@@ -65,7 +72,9 @@ struct PipelineTma {
 // landed, so full[s] completes when the whole slot is in shared memory. cp.async writes through
 // the generic proxy: consumers fence (fence.proxy.async) before wgmma reads the slot.
 template <int kStages>
-struct PipelineCpAsync {
+struct PipelineCpAsync : RingIndex<kStages> {
+  using RingIndex<kStages>::stage;
+  using RingIndex<kStages>::parity;
   using Barrier = cutlass::arch::ClusterBarrier;
   uint64_t full[kStages];
   uint64_t empty[kStages];
@@ -77,8 +86,6 @@ struct PipelineCpAsync {
       Barrier::init(&empty[s], consumer_arrivals);
     }
   }
-  __device__ static int stage(int it) { return it % kStages; }
-  __device__ static uint32_t parity(int it) { return uint32_t(it / kStages) & 1u; }
 
   __device__ void producer_acquire(int it) { Barrier::wait(&empty[stage(it)], parity(it) ^ 1u); }
   // After this thread has issued its cp.async for slot `it`.
@@ -100,7 +107,9 @@ struct PipelineCpAsync {
 // racecheck cannot check this: it reports any producer → consumer handoff that is not ordered by a
 // barrier every participant waits on (scripts/gpu/racecheck_probe.sh).
 template <class Record, int kStages>
-struct HandoffRing {
+struct HandoffRing : RingIndex<kStages> {
+  using RingIndex<kStages>::stage;
+  using RingIndex<kStages>::parity;
   using Barrier = cutlass::arch::ClusterBarrier;
   Record slot[kStages];
   uint64_t full[kStages];
@@ -113,8 +122,6 @@ struct HandoffRing {
       Barrier::init(&empty[s], consumer_warps);
     }
   }
-  __device__ static int stage(int it) { return it % kStages; }
-  __device__ static uint32_t parity(int it) { return uint32_t(it / kStages) & 1u; }
 
   // Producer thread: wait until record `it` is free, write it, publish it.
   __device__ void publish(int it, Record const& r) {
