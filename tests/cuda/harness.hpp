@@ -135,6 +135,7 @@ struct Reference {
   std::vector<double> o, lse, dq, dk, dv;        // float64
   std::vector<double> n_o, n_lse, n_dq, n_dk, n_dv;  // naive same precision
   std::vector<double> lse_allowance;                 // per LSE row: lse_accumulation_allowance
+  std::vector<double> flip_dq, flip_dk, flip_dv;  // per element: RoundingFlips (reference_f64.hpp)
   bool has_backward = false;
 };
 void compute_reference(const Problem& pb, bool backward, Reference* r);  // throws on CUDA errors
@@ -168,8 +169,10 @@ std::vector<double> lse_accumulation_allowance(const std::vector<double>& score_
                                                int head_dim);
 
 // The 2x rule for one output; for LSE pass is_lse = true (-inf must match -inf exactly).
-// lse_allowance (LSE only, optional): per element, how much error to forgive besides 4 ulps of
-// |LSE| (lse_accumulation_allowance).
+// allowance (optional): per element, how much of ours' error to forgive. LSE: the larger of it
+// (lse_accumulation_allowance) and 4 ulps of |LSE|; dQ, dK, dV: Reference::flip_* (one rounding
+// flip of the element's largest term). The peer's own error, which sets the bound, is counted
+// whole.
 struct RuleResult {
   double err = 0, naive_err = 0, bound = 0;
   std::string detail;
@@ -178,7 +181,7 @@ struct RuleResult {
                                       const std::vector<double>& ref,
                                       const std::vector<double>& naive, bool is_lse,
                                       RuleResult* res,
-                                      const std::vector<double>* lse_allowance = nullptr);
+                                      const std::vector<double>* allowance = nullptr);
 // "<err> / bound <bound>" in %.4e: the test XML's per-output property, read by
 // scripts/gpu/seeds.sh (std::to_string's fixed 6 decimals would print an LSE error of 1.3e-5 as
 // 1e-5).

@@ -20,6 +20,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <utility>
 
 #include "core/mask.hpp"
 #include "core/softmax.hpp"
@@ -48,6 +49,16 @@ __device__ __forceinline__ float load_elem(const void* base, DType dt, int64_t i
 __device__ __forceinline__ float round_to(float x, DType dt) {
   if (dt == DType::F16) return __half2float(__float2half_rn(x));
   return __bfloat162float(__float2bfloat16_rn(x));
+}
+
+// The distance from x (already rounded to dt) to its neighbour away from zero: how far a kernel's
+// copy of x moves when its fp32 value, a hair from the peer's, lies on the other side of a
+// rounding midpoint. 0 for x = 0 (masked terms).
+__device__ __forceinline__ float rounding_step(float x, DType dt) {
+  if (x == 0.f) return 0.f;
+  const int e = ilogbf(x);
+  if (dt == DType::F16) return ldexpf(1.f, (e < -14 ? -14 : e) - 10);  // subnormals: 2^-24
+  return ldexpf(1.f, e - 7);
 }
 
 // The per-precision arithmetic. F64 widens to double; Naive stays in float and rounds where a
@@ -233,7 +244,7 @@ __global__ void __launch_bounds__(kThreads)
 template <Precision kPrec>
 __global__ void __launch_bounds__(kThreads)
     backward_dq_kernel(AttnParams p, const double* o_in, const double* lse_in, double* delta_out,
-                       double* dq_out) {
+                       double* dq_out, double* flip_dq) {
   using A = Arith<kPrec>;
   using Acc = typename A::Acc;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -296,11 +307,16 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int d = threadIdx.x; d < D; d += kThreads) {
     Acc acc = 0;
+    float flip = 0.f;  // Naive: the largest single term's rounding step (see RoundingFlips)
     for (int64_t j = 0; j < s.k_len; ++j) {
       if (ds_row[j] == Acc(0)) continue;
-      acc += ds_row[j] * Acc(load_elem(p.k, p.dtype, p.k_str.offset(b, s.k_start + j, hk) + d));
+      const Acc kv = Acc(load_elem(p.k, p.dtype, p.k_str.offset(b, s.k_start + j, hk) + d));
+      acc += ds_row[j] * kv;
+      if constexpr (kPrec == Precision::Naive)
+        flip = fmaxf(flip, rounding_step(ds_row[j], p.dtype) * fabsf(kv));
     }
     dq[d] = double(A::round_out(acc * Acc(p.scale), p.dtype));
+    if (flip_dq) flip_dq[(o_row * p.heads_q + h) * D + d] = double(flip) * double(p.scale);
   }
 }
 
@@ -310,7 +326,7 @@ __global__ void __launch_bounds__(kThreads)
 template <Precision kPrec>
 __global__ void __launch_bounds__(kThreads)
     backward_dkdv_kernel(AttnParams p, const double* lse_in, const double* delta_in, double* dk_out,
-                         double* dv_out) {
+                         double* dv_out, double* flip_dk, double* flip_dv) {
   using A = Arith<kPrec>;
   using Acc = typename A::Acc;
   constexpr int kCols = kMaxHeadDim / kThreads;  // head-dim columns owned per thread
@@ -337,7 +353,8 @@ __global__ void __launch_bounds__(kThreads)
     v_row[d] = Acc(load_elem(p.v, p.dtype, v_off + d));
   }
   Acc dk_acc[kCols], dv_acc[kCols];
-  for (int c = 0; c < kCols; ++c) dk_acc[c] = dv_acc[c] = 0;
+  float dk_flip[kCols], dv_flip[kCols];  // Naive: the largest single term's rounding step
+  for (int c = 0; c < kCols; ++c) dk_acc[c] = dv_acc[c] = 0, dk_flip[c] = dv_flip[c] = 0.f;
   __syncthreads();
 
   for (int g = 0; g < G; ++g) {
@@ -377,8 +394,14 @@ __global__ void __launch_bounds__(kThreads)
         if (d >= D) break;
         for (int r = 0; r < n; ++r) {
           if (p_chunk[r] == Acc(0) && ds_chunk[r] == Acc(0)) continue;
-          dv_acc[c] += p_chunk[r] * Acc(load_elem(p.dout, p.dtype, dorow_chunk[r] + d));
-          dk_acc[c] += ds_chunk[r] * Acc(load_elem(p.q, p.dtype, qrow_chunk[r] + d));
+          const Acc dov = Acc(load_elem(p.dout, p.dtype, dorow_chunk[r] + d));
+          const Acc qv = Acc(load_elem(p.q, p.dtype, qrow_chunk[r] + d));
+          dv_acc[c] += p_chunk[r] * dov;
+          dk_acc[c] += ds_chunk[r] * qv;
+          if constexpr (kPrec == Precision::Naive) {
+            dv_flip[c] = fmaxf(dv_flip[c], rounding_step(p_chunk[r], p.dtype) * fabsf(dov));
+            dk_flip[c] = fmaxf(dk_flip[c], rounding_step(ds_chunk[r], p.dtype) * fabsf(qv));
+          }
         }
       }
       __syncthreads();
@@ -393,6 +416,9 @@ __global__ void __launch_bounds__(kThreads)
     if (d >= D) break;
     dk[d] = double(A::round_out(dk_acc[c] * Acc(p.scale), p.dtype));
     dv[d] = double(A::round_out(dv_acc[c], p.dtype));
+    const int64_t fe = (k_dense * p.heads_kv + hk) * D + d;
+    if (flip_dk) flip_dk[fe] = double(dk_flip[c]) * double(p.scale);
+    if (flip_dv) flip_dv[fe] = double(dv_flip[c]);
   }
 }
 
@@ -467,10 +493,14 @@ cudaError_t forward_impl(const AttnParams& p, double* o, double* lse, double* te
 
 template <Precision kPrec>
 cudaError_t backward_impl(const AttnParams& p, const double* o, const double* lse, double* dq,
-                          double* dk, double* dv, cudaStream_t stream) {
+                          double* dk, double* dv, const RoundingFlips& flips, cudaStream_t stream) {
   using Acc = typename Arith<kPrec>::Acc;
   const DenseDims dd = dense_dims(p);
   cudaError_t e;
+  for (auto [buf, n] : {std::pair<double*, size_t>{flips.dq, dd.o_elems()},
+                        {flips.dk, dd.k_elems()},
+                        {flips.dv, dd.k_elems()}})
+    if (buf && (e = cudaMemsetAsync(buf, 0, n * sizeof(double), stream)) != cudaSuccess) return e;
   // Keys no block visits (beyond seqused_k) must read as 0; so must dQ rows of empty batches.
   if ((e = cudaMemsetAsync(dk, 0, dd.k_elems() * sizeof(double), stream)) != cudaSuccess) return e;
   if ((e = cudaMemsetAsync(dv, 0, dd.k_elems() * sizeof(double), stream)) != cudaSuccess) return e;
@@ -483,12 +513,13 @@ cudaError_t backward_impl(const AttnParams& p, const double* o, const double* ls
   if ((e = set_smem(backward_dq_kernel<kPrec>, smem)) != cudaSuccess) return e;
   if (p.seqlen_q > 0) {
     dim3 grid(unsigned(p.seqlen_q), unsigned(p.heads_q), unsigned(p.batch));
-    backward_dq_kernel<kPrec><<<grid, kThreads, smem, stream>>>(p, o, lse, delta, dq);
+    backward_dq_kernel<kPrec><<<grid, kThreads, smem, stream>>>(p, o, lse, delta, dq, flips.dq);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (p.seqlen_k > 0) {
     dim3 grid(unsigned(p.seqlen_k), unsigned(p.heads_kv), unsigned(p.batch));
-    backward_dkdv_kernel<kPrec><<<grid, kThreads, 0, stream>>>(p, lse, delta, dk, dv);
+    backward_dkdv_kernel<kPrec>
+        <<<grid, kThreads, 0, stream>>>(p, lse, delta, dk, dv, flips.dk, flips.dv);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   return cudaFreeAsync(delta, stream);
@@ -516,9 +547,10 @@ cudaError_t reference_forward(const core::AttnParams& p, Precision prec, double*
 
 cudaError_t reference_backward(const core::AttnParams& p, Precision prec, const double* o,
                                const double* lse, double* dq, double* dk, double* dv,
-                               cudaStream_t stream) {
-  return prec == Precision::F64 ? backward_impl<Precision::F64>(p, o, lse, dq, dk, dv, stream)
-                                : backward_impl<Precision::Naive>(p, o, lse, dq, dk, dv, stream);
+                               cudaStream_t stream, const RoundingFlips& flips) {
+  if (prec == Precision::F64)
+    return backward_impl<Precision::F64>(p, o, lse, dq, dk, dv, RoundingFlips{}, stream);
+  return backward_impl<Precision::Naive>(p, o, lse, dq, dk, dv, flips, stream);
 }
 
 cudaError_t gather_to_f64(const void* src, core::DType dtype, core::Strides str, int batch,

@@ -310,9 +310,12 @@ TEST_P(CudaBackward, Matches) {
   FA_CUDA_CHECK(cudaGetLastError());
 
   RuleResult rq, rk, rv;
-  EXPECT_TRUE(check_rule("dQ", gather(pb, grads.q, true), cache.ref.dq, cache.ref.n_dq, false, &rq));
-  EXPECT_TRUE(check_rule("dK", gather(pb, grads.k, false), cache.ref.dk, cache.ref.n_dk, false, &rk));
-  EXPECT_TRUE(check_rule("dV", gather(pb, grads.v, false), cache.ref.dv, cache.ref.n_dv, false, &rv));
+  EXPECT_TRUE(check_rule("dQ", gather(pb, grads.q, true), cache.ref.dq, cache.ref.n_dq, false, &rq,
+                         &cache.ref.flip_dq));
+  EXPECT_TRUE(check_rule("dK", gather(pb, grads.k, false), cache.ref.dk, cache.ref.n_dk, false, &rk,
+                         &cache.ref.flip_dk));
+  EXPECT_TRUE(check_rule("dV", gather(pb, grads.v, false), cache.ref.dv, cache.ref.n_dv, false, &rv,
+                         &cache.ref.flip_dv));
   if (c.layout == Layout::Padded || c.layout == Layout::HeadMajor) {
     EXPECT_TRUE(check_untouched_outside(*grads.buffers[0], {&grads.q}));
     EXPECT_TRUE(check_untouched_outside(*grads.buffers[1], {&grads.k}));

@@ -137,9 +137,12 @@ TEST_P(CudaBwdPrepost, Unaligned) {
   FA_CUDA_CHECK(cudaDeviceSynchronize());
   FA_CUDA_CHECK(cudaGetLastError());
 
-  EXPECT_TRUE(check_rule("dQ", gather(*pb, g.q, true), ref.dq, ref.n_dq, false, nullptr));
-  EXPECT_TRUE(check_rule("dK", gather(*pb, g.k, false), ref.dk, ref.n_dk, false, nullptr));
-  EXPECT_TRUE(check_rule("dV", gather(*pb, g.v, false), ref.dv, ref.n_dv, false, nullptr));
+  EXPECT_TRUE(
+      check_rule("dQ", gather(*pb, g.q, true), ref.dq, ref.n_dq, false, nullptr, &ref.flip_dq));
+  EXPECT_TRUE(
+      check_rule("dK", gather(*pb, g.k, false), ref.dk, ref.n_dk, false, nullptr, &ref.flip_dk));
+  EXPECT_TRUE(
+      check_rule("dV", gather(*pb, g.v, false), ref.dv, ref.n_dv, false, nullptr, &ref.flip_dv));
   EXPECT_TRUE(check_untouched_outside(*dq.buf, {&g.q})) << "dQ";
   EXPECT_TRUE(check_untouched_outside(*dk.buf, {&g.k})) << "dK";
   EXPECT_TRUE(check_untouched_outside(*dv.buf, {&g.v})) << "dV";

@@ -52,8 +52,10 @@ void forward_backward_once(const char* phase) {
     case CallOutcome::Ran: break;
   }
   FA_CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(check_rule("dQ", gather(*pb, g.q, true), ref.dq, ref.n_dq, false, nullptr));
-  EXPECT_TRUE(check_rule("dK", gather(*pb, g.k, false), ref.dk, ref.n_dk, false, nullptr));
+  EXPECT_TRUE(
+      check_rule("dQ", gather(*pb, g.q, true), ref.dq, ref.n_dq, false, nullptr, &ref.flip_dq));
+  EXPECT_TRUE(
+      check_rule("dK", gather(*pb, g.k, false), ref.dk, ref.n_dk, false, nullptr, &ref.flip_dk));
 }
 
 // Run only as the child of KernelsRunAfterDeviceReset (disabled tests never run by default).

@@ -147,9 +147,12 @@ bool backward_fa3(const Problem& pb, const Reference& ref, const char* what, Cou
     case CallOutcome::Ran: break;
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_TRUE(check_rule("dQ", gather(pb, g.q, true), ref.dq, ref.n_dq, false, nullptr));
-  EXPECT_TRUE(check_rule("dK", gather(pb, g.k, false), ref.dk, ref.n_dk, false, nullptr));
-  EXPECT_TRUE(check_rule("dV", gather(pb, g.v, false), ref.dv, ref.n_dv, false, nullptr));
+  EXPECT_TRUE(
+      check_rule("dQ", gather(pb, g.q, true), ref.dq, ref.n_dq, false, nullptr, &ref.flip_dq));
+  EXPECT_TRUE(
+      check_rule("dK", gather(pb, g.k, false), ref.dk, ref.n_dk, false, nullptr, &ref.flip_dk));
+  EXPECT_TRUE(
+      check_rule("dV", gather(pb, g.v, false), ref.dv, ref.n_dv, false, nullptr, &ref.flip_dv));
   return true;
 }
 
