@@ -280,13 +280,16 @@ static_assert(FA_SM90_FWD_EARLY_RESCALE >= 0 && FA_SM90_FWD_EARLY_RESCALE <= 2, 
 #endif
 // The timeline's row pointer travels as an extra argument of consume_tile, epilogue_store and
 // store_o_tma only in timeline builds, so production builds keep their exact SASS.
+// A deferred epilogue's stores (kEpiOverlap) stamp nothing: they belong to an earlier tile's row.
 #if FA_SM90_FWD_TIMELINE
 #define FA_FWD_TL_PARAM , unsigned long long* tl
 #define FA_FWD_TL_ARG , tl
+#define FA_FWD_TL_NOARG , nullptr
 #define FA_FWD_TL_NONE
 #else
 #define FA_FWD_TL_PARAM
 #define FA_FWD_TL_ARG
+#define FA_FWD_TL_NOARG
 #define FA_FWD_TL_NONE [[maybe_unused]] constexpr unsigned long long* tl = nullptr;
 #endif
 // A mainloop wait, its cycles added to waits[i] in timeline builds; the plain statement otherwise
@@ -613,6 +616,10 @@ struct FwdKernel {
   static constexpr bool kEpiOverlap =
       ((kMasked ? FA_SM90_FWD_EPI_OVERLAP_MASKED : FA_SM90_FWD_EPI_OVERLAP) & head_dim_bit(kHeadDim)) != 0 &&
       kIntraWgOverlap && kWarpSpecialised && !kFp8;
+  // FA_SM90_FWD_EPI_LATE (fwd_tile_config.hpp): the deferred stores wait further, until the next
+  // tile's first Q·Kᵀ / P·V pair is issued.
+  static constexpr bool kEpiLate =
+      kEpiOverlap && (FA_SM90_FWD_EPI_LATE & head_dim_bit(kHeadDim)) != 0;
 
   struct Params {
     TmaQ tma_q;
@@ -1207,7 +1214,12 @@ struct FwdKernel {
     if constexpr (kEpiOverlap) {
       int ctid = int(threadIdx.x) - kConsumerBase;
       asm volatile("" : "+r"(ctid));  // as in consume_tile: addresses derived here, not kept live
-      if (pend.valid) epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid);
+      if (pend.valid) {
+        if constexpr (kEpiLate)
+          finish_pending(params, ss, pend, ctid);  // O is staged already
+        else
+          epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid FA_FWD_TL_NOARG);
+      }
     }
     // The last pass left warpgroup 0's barrier opened by the last warpgroup without a matching
     // wait; consume it so no arrival is left pending when the CTA exits.
@@ -1339,8 +1351,8 @@ struct FwdKernel {
       }
     };
     // kEpiOverlap: zeroed after the previous tile's stores (below), so O's registers are free
-    // while they run.
-    if (!kEpiOverlap || n_blocks == 0) clear(tOrO);
+    // while they run. kEpiLate carries no O in registers.
+    if (!kEpiOverlap || kEpiLate || n_blocks == 0) clear(tOrO);
 
     // Per-block score post-processing: softcap, then the mask where the block needs one.
     const int m_end = w.m_end;
@@ -1423,11 +1435,12 @@ struct FwdKernel {
         stamp(tl, FwdStamp::Turn);
         wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, Ring::stage(kv_it)), tSrS);
         pingpong_pass(params, consumer_wg);
-        if constexpr (kEpiOverlap) {
+        if constexpr (kEpiOverlap && !kEpiLate) {
           // The previous tile's stores run while this tile's first Q·Kᵀ is in flight. (Its O was
           // converted before: reading accumulator registers here, with a wgmma in flight, makes
           // ptxas serialise the wgmma, C7517, even though that wgmma does not write them.)
-          if (pend.valid) epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid);
+          if (pend.valid)
+            epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid FA_FWD_TL_NOARG);
           pend.valid = false;
           clear(tOrO);
         }
@@ -1455,6 +1468,11 @@ struct FwdKernel {
           wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, sv), tOrO);  // O += P_{it-1} V_{it-1}
           pingpong_pass(params, consumer_wg);
           issue(1, it + 1);
+          if constexpr (kEpiLate) {
+            // The previous tile's TMA store and LSE under this tile's first Q·Kᵀ / P·V pair,
+            // after this warpgroup's first softmax instead of before it (FA_SM90_FWD_EPI_LATE).
+            if (it == 1 && pend.valid) finish_pending(params, ss, pend, ctid);
+          }
           FA_FWD_TIMED(3, warpgroup_wait<1>());  // S_it done (groups retire in order)
           release_kv(pipe_k, kv_it + it, params);
           // The tile's last Q·Kᵀ has retired: nothing reads this Q slot any more.
@@ -1479,6 +1497,9 @@ struct FwdKernel {
         pingpong_wait(params, consumer_wg);
         wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
         pingpong_pass(params, consumer_wg);
+        if constexpr (kEpiLate) {
+          if (pend.valid) finish_pending(params, ss, pend, ctid);  // a one-block tile: its only P·V
+        }
         if constexpr (kTilePrefetch) {
           // The producer published it once it had issued this tile's loads, all of which this
           // warpgroup has waited for by now; tile_round is the handoff iteration.
@@ -1518,9 +1539,37 @@ struct FwdKernel {
     }
 
     // ---- epilogue: O / l, LSE, stores -----------------------------------------------------
+    if constexpr (kEpiLate) {
+      // O goes to its shared-memory buffer now (its registers are free for the next tile); the
+      // fence, the TMA store and the LSE stores wait in `pend`. Direct stores are not deferred.
+      // A tile without keys issued no GEMMs: the previous tile's are still pending, and they
+      // read the buffer this one's O is about to overwrite.
+      if (pend.valid) finish_pending(params, ss, pend, ctid);
+      Tensor rO = make_tensor<OutElement>(tOrO.layout());
+      epilogue_convert(softmax, tOrO, rO, pend.lse);
+      stamp(tl, FwdStamp::EpiConv);
+      bool staged = false;
+      if constexpr (kTmaStoreO) {
+        if (params.tma_store_o) {
+          Tensor cO =
+              thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+          stage_o_tma(ss, consumer_wg, cO, rO FA_FWD_TL_ARG);
+          staged = true;
+        }
+      }
+      if (staged) {
+        pend.valid = true;
+        pend.tc = tc_main;
+      } else {
+        epilogue_store(params, ss, tc_main, w, rO, pend.lse, ctid FA_FWD_TL_ARG);
+      }
+      stamp(tl, FwdStamp::End);
+      return;
+    }
     if constexpr (kEpiOverlap) {
       // A tile without keys issued no Q·Kᵀ, so the previous tile's stores are still pending.
-      if (pend.valid) epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid);
+      if (pend.valid)
+        epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid FA_FWD_TL_NOARG);
       epilogue_convert(softmax, tOrO, pend.rO, pend.lse);
       pend.valid = true;  // the next tile's call (or consume) stores it
       pend.tc = tc_main;
@@ -1596,7 +1645,6 @@ struct FwdKernel {
     const int consumer_wg = ctid / 128;
     TiledMmaPV mma_pv;
     auto thr_pv = mma_pv.get_thread_slice(ctid);
-    constexpr int kRows = Softmax::kRowsC;
     Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
     using Pair = cutlass::Array<OutElement, 2>;
     bool stored = false;
@@ -1658,16 +1706,50 @@ struct FwdKernel {
       }
 #endif
     }
+    store_lse(params, tc, we, cO, lse);
+  }
+
+  // The rows' LSE (the threads holding column 0 of a row).
+  template <class TensorCO>
+  __device__ __forceinline__ static void store_lse(Params const& params, sched::TileCoord const& tc,
+                                                   TileWork const& we, TensorCO const& cO,
+                                                   float const (&lse)[Softmax::kRowsC]) {
+    using namespace cute;
+    const core::AttnParams& p = params.attn;
     if (p.lse != nullptr) {
       Tensor cO_rc = make_tensor(cO.data(), acc_rowcol_layout(cO.layout()));
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
+      for (int r = 0; r < Softmax::kRowsC; ++r) {
         const int row = get<0>(cO_rc(r, 0));
         const int q_pos = we.m0 + (row >> pack_shift_of(params));
         if (get<1>(cO_rc(r, 0)) == 0 && q_pos < we.seq.q_len)
           p.lse[p.lse_offset(tc.batch, tile_row_head(params, tc, row), we.seq.q_start + q_pos)] = lse[r];
       }
     }
+  }
+
+  // FA_SM90_FWD_EPI_LATE: the deferred half of a staged tile's epilogue (its O is in this
+  // warpgroup's buffer already): the proxy fence, the barrier, the TMA store, the LSE stores.
+  // Only TMA-store calls stage, and those are batch form and unpacked (the launcher's rule): the
+  // tile starts at row m_block · kBlockM of a sequence of seqlen_q rows at offset 0, so the
+  // pending tile costs its coordinates and two LSE values in registers, nothing more.
+  template <class Pending>
+  __device__ __forceinline__ static void finish_pending(Params const& params, SharedStorage& ss,
+                                                        Pending& pend, int ctid) {
+    using namespace cute;
+    if constexpr (kTmaStoreO) {
+      const int consumer_wg = ctid / 128;
+      TileWork we;  // only what the stores read
+      we.m0 = pend.tc.m_block * kBlockM;
+      we.seq.q_start = 0;
+      we.seq.q_len = params.attn.seqlen_q;
+      issue_o_tma(params, ss, pend.tc, we.m0, we.seq.q_len, consumer_wg);
+      TiledMmaPV mma_pv;
+      Tensor cO = mma_pv.get_thread_slice(ctid).partition_C(
+          make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+      store_lse(params, pend.tc, we, cO, pend.lse);
+    }
+    pend.valid = false;
   }
 
   // Direct O stores after a quad transpose (kOStoreRounds, cuda/common/quad_store.cuh): row r's
@@ -1728,11 +1810,20 @@ struct FwdKernel {
 
   // TMA-store epilogue of one consumer warpgroup: its 64 rows go registers → its half of the O
   // buffer (same swizzle as Q, so the 32-bit pair stores of a warp hit distinct banks) → one
-  // thread issues the store. TMA clips rows beyond the sequence (batch form only).
+  // thread issues the store. Two halves, which FA_SM90_FWD_EPI_LATE runs a tile apart.
   template <class TensorCO, class TensorRO>
   __device__ __forceinline__ static void store_o_tma(Params const& params, SharedStorage& ss,
                                                      sched::TileCoord const& tc, int m0, int64_t q_len,
                                                      int consumer_wg, TensorCO const& cO,
+                                                     TensorRO const& rO FA_FWD_TL_PARAM) {
+    stage_o_tma(ss, consumer_wg, cO, rO FA_FWD_TL_ARG);
+    issue_o_tma(params, ss, tc, m0, q_len, consumer_wg);
+  }
+
+  // First half: the warpgroup's O into its buffer, once the previous store has read it.
+  template <class TensorCO, class TensorRO>
+  __device__ __forceinline__ static void stage_o_tma(SharedStorage& ss, int consumer_wg,
+                                                     TensorCO const& cO,
                                                      TensorRO const& rO FA_FWD_TL_PARAM) {
     FA_FWD_TL_NONE
     using namespace cute;
@@ -1766,7 +1857,19 @@ struct FwdKernel {
             *reinterpret_cast<cutlass::Array<OutElement, 2> const*>(&rO(i));
       }
     }
-    // Generic-proxy writes → visible to the async proxy (TMA), then all 128 writers done.
+  }
+
+  // Second half, by the threads that staged it: their writes made visible to the async proxy
+  // (TMA), all 128 writers done, then one thread issues the store. TMA clips rows beyond the
+  // sequence (batch form only).
+  __device__ __forceinline__ static void issue_o_tma(Params const& params, SharedStorage& ss,
+                                                     sched::TileCoord const& tc, int m0,
+                                                     int64_t q_len, int consumer_wg) {
+    using namespace cute;
+    const bool leader = threadIdx.x % 128 == 0;
+    const uint32_t barrier = kEpilogueBarrierWG1 + uint32_t(consumer_wg);
+    Tensor sO = make_tensor(make_smem_ptr(ss.o.data() + consumer_wg * cosize_v<SmemLayoutOHalf>),
+                            SmemLayoutOHalf{});
     cutlass::arch::fence_view_async_shared();
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (leader && m0 + consumer_wg * kWgRows < q_len) {

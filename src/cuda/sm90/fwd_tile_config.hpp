@@ -235,6 +235,23 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_EPI_OVERLAP_MASKED
 #define FA_SM90_FWD_EPI_OVERLAP_MASKED 0
 #endif
+// The deferred epilogue, later and in two halves (head_dim_bit mask; acts only where the overlap
+// above defers the epilogue). At the end of a tile a warpgroup converts O and writes it to its
+// shared-memory buffer (stmatrix) as before; the proxy fence, the barrier, the TMA store and the
+// LSE stores wait until the next tile's first Q·Kᵀ / P·V pair is issued (or its only P·V). O's
+// registers are free at once, which the overlap's converted O in registers was not (it spilled
+// at masked d128, and a later store spilled unmasked d128 too: 108 B). Direct stores (varlen,
+// packed GQA, unaligned O) are not deferred.
+// Why the overlap alone measured neutral (session 30), by the session 31 timeline's costs: after
+// its last P·V a warpgroup runs convert, stores, the next tile's set-up and Q wait before its
+// first Q·Kᵀ, then its first softmax before its next GEMMs. Deferring the stores behind the first
+// Q·Kᵀ moves them from before that Q·Kᵀ to before the first softmax: both on the warpgroup's path
+// to its next GEMM pair, and the tensor pipe idles about as long (~1700 cycles per tile at d128
+// N512 by that reading, either way). Behind the first GEMM pair they overlap this warpgroup's
+// own GEMMs, which leaves ~800 idle cycles. Default 0: not measured.
+#ifndef FA_SM90_FWD_EPI_LATE
+#define FA_SM90_FWD_EPI_LATE 0
+#endif
 
 template <int kHeadDim, bool kMasked = false>
 struct FwdTile;
