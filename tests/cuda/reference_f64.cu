@@ -249,6 +249,8 @@ __global__ void __launch_bounds__(kThreads)
   using Acc = typename A::Acc;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* ds_row = reinterpret_cast<Acc*>(smem_raw);
+  // Naive: each dS's rounding step, past ds_row and its padding (backward_impl sizes both).
+  float* ds_step = reinterpret_cast<float*>(ds_row + p.seqlen_k + 256);
   __shared__ Acc q_row[kMaxHeadDim];
   __shared__ Acc do_row[kMaxHeadDim];
   __shared__ Acc red[kWarps];
@@ -301,6 +303,7 @@ __global__ void __launch_bounds__(kThreads)
         ds = A::round_p(pij * (dp - delta) * A::transform_grad_unscaled(score, p.softcap), p.dtype);
       }
       ds_row[j] = ds;
+      if constexpr (kPrec == Precision::Naive) ds_step[j] = rounding_step(ds, p.dtype);
     }
   }
   __syncthreads();
@@ -312,8 +315,7 @@ __global__ void __launch_bounds__(kThreads)
       if (ds_row[j] == Acc(0)) continue;
       const Acc kv = Acc(load_elem(p.k, p.dtype, p.k_str.offset(b, s.k_start + j, hk) + d));
       acc += ds_row[j] * kv;
-      if constexpr (kPrec == Precision::Naive)
-        flip = fmaxf(flip, rounding_step(ds_row[j], p.dtype) * fabsf(kv));
+      if constexpr (kPrec == Precision::Naive) flip = fmaxf(flip, ds_step[j] * fabsf(kv));
     }
     dq[d] = double(A::round_out(acc * Acc(p.scale), p.dtype));
     if (flip_dq) flip_dq[(o_row * p.heads_q + h) * D + d] = double(flip) * double(p.scale);
@@ -334,6 +336,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ Acc v_row[kMaxHeadDim];
   __shared__ Acc p_chunk[kRowChunk];
   __shared__ Acc ds_chunk[kRowChunk];
+  __shared__ float p_step[kRowChunk];  // Naive: the rounding steps of P and dS
+  __shared__ float ds_step[kRowChunk];
   __shared__ int64_t qrow_chunk[kRowChunk];  // element offset of the chunk's q rows (dO likewise)
   __shared__ int64_t dorow_chunk[kRowChunk];
 
@@ -384,6 +388,10 @@ __global__ void __launch_bounds__(kThreads)
         if (lane == 0) {
           p_chunk[r] = pij;
           ds_chunk[r] = ds;
+          if constexpr (kPrec == Precision::Naive) {
+            p_step[r] = rounding_step(pij, p.dtype);
+            ds_step[r] = rounding_step(ds, p.dtype);
+          }
           qrow_chunk[r] = q_off;
           dorow_chunk[r] = do_off;
         }
@@ -399,8 +407,8 @@ __global__ void __launch_bounds__(kThreads)
           dv_acc[c] += p_chunk[r] * dov;
           dk_acc[c] += ds_chunk[r] * qv;
           if constexpr (kPrec == Precision::Naive) {
-            dv_flip[c] = fmaxf(dv_flip[c], rounding_step(p_chunk[r], p.dtype) * fabsf(dov));
-            dk_flip[c] = fmaxf(dk_flip[c], rounding_step(ds_chunk[r], p.dtype) * fabsf(qv));
+            dv_flip[c] = fmaxf(dv_flip[c], p_step[r] * fabsf(dov));
+            dk_flip[c] = fmaxf(dk_flip[c], ds_step[r] * fabsf(qv));
           }
         }
       }
@@ -509,7 +517,8 @@ cudaError_t backward_impl(const AttnParams& p, const double* o, const double* ls
   double* delta = nullptr;
   if ((e = cudaMallocAsync(&delta, (dd.lse_elems() + 1) * sizeof(double), stream)) != cudaSuccess) return e;
   // Padded: memcheck saw 16-byte reads past seqlen_k entries in the forward (Quick q17_k17).
-  const size_t smem = (size_t(p.seqlen_k) + 256) * sizeof(Acc);
+  const size_t smem = (size_t(p.seqlen_k) + 256) * sizeof(Acc) +
+                      (kPrec == Precision::Naive ? size_t(p.seqlen_k) * sizeof(float) : 0);
   if ((e = set_smem(backward_dq_kernel<kPrec>, smem)) != cudaSuccess) return e;
   if (p.seqlen_q > 0) {
     dim3 grid(unsigned(p.seqlen_q), unsigned(p.heads_q), unsigned(p.batch));
