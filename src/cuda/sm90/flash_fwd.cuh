@@ -620,6 +620,27 @@ struct FwdKernel {
   // tile's first Q·Kᵀ / P·V pair is issued.
   static constexpr bool kEpiLate =
       kEpiOverlap && (FA_SM90_FWD_EPI_LATE & head_dim_bit(kHeadDim)) != 0;
+  // FA_SM90_FWD_TILE_CHAIN (fwd_tile_config.hpp): the next tile's first Q·Kᵀ in the same turn as
+  // this tile's last P·V. Needs the next tile's record before that turn (the handoff), its Q in
+  // the other slot, and O's registers free right after the tile (the late epilogue).
+  // FA_SM90_FWD_Q_AHEAD (fwd_tile_config.hpp): the producer loads a tile's Q with the previous
+  // tile's first key block instead of after its last.
+  static constexpr bool kQAhead = kTmaLoad && kWarpSpecialised && kQStages > 1 &&
+                                  (FA_SM90_FWD_Q_AHEAD & head_dim_bit(kHeadDim)) != 0;
+  static constexpr bool kTileChain = kEpiLate && kTileHandoff && kQStages > 1 &&
+                                     (FA_SM90_FWD_TILE_CHAIN & head_dim_bit(kHeadDim)) != 0;
+  // What a chained tile inherits from the previous call: its first block's P (the P·V operand)
+  // and the softmax state after that block. (Not O's factor for it: O starts at zero.)
+  using TensorP = decltype(cute::make_tensor<Element>(
+      cute::partition_fragment_C(TiledMmaQK{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>>{})
+          .layout()));
+  struct ChainCarry {
+    TensorP rP;
+    Softmax softmax{0.f};
+    bool valid = false;
+  };
+  struct NoChainCarry {};
+  using Carry = std::conditional_t<kTileChain, ChainCarry, NoChainCarry>;
 
   struct Params {
     TmaQ tma_q;
@@ -818,6 +839,24 @@ struct FwdKernel {
     copy(params.tma_q.with(bar), tQgQ, tQsQ);
   }
 
+  // kQAhead: Q of the CTA's next tile with keys into Q ring position q_next, found by walking the
+  // schedule on from the main walk's position (a copy: the main walk meets the same tiles, in the
+  // same order, and skips that Q load). False when the CTA has no such tile.
+  template <int kPairs>
+  __device__ static bool load_q_ahead(Params const& params, SharedStorage& ss, Scheduler const& scheduler,
+                                      int q_next) {
+    Scheduler ahead = scheduler;
+    sched::TileCoord tc;
+    TileWork w;
+    while (ahead.template next<kPairs>(tc)) {
+      if (tile_work(params, tc, w) && w.n_blocks > 0) {
+        load_q(params, q_slot(ss, q_next), tc, w, ss.pipe_q.producer_acquire(q_next, kBytesQ));
+        return true;
+      }
+    }
+    return false;
+  }
+
   // ---- producer: TMA loads ----------------------------------------------------------------
   // One thread walks the CTA's tiles. The K/V ring position and the Q slot's round continue
   // across tiles, so the next tile's first K/V blocks and its Q are loaded as soon as the
@@ -848,6 +887,7 @@ struct FwdKernel {
     int kv_it = 0;  // ring iteration of the tile's first key block
     int q_it = 0;   // Q slot round
     int tile_it = 0;  // handoff record (kTileHandoff)
+    [[maybe_unused]] bool q_loaded = false;  // kQAhead: this tile's Q went out a tile early
     while (scheduler.template next<kMc ? 1 : 0>(tc)) {
       TileWork w;
       if (!tile_work(params, tc, w)) continue;  // the consumers skip it too
@@ -899,8 +939,12 @@ struct FwdKernel {
              get<0>(t)(_, w.n_block_max - 1 - it), get<1>(t)(_, PipelineTma<kStages>::stage(kv_it + it)));
       };
       if constexpr (kQStages > 1) {
-        load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
+        if (!(kQAhead && q_loaded))
+          load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
         load_k(0);
+        // kQAhead: the next tile's Q before this tile's V₀. Its slot frees at the previous tile's
+        // last Q·Kᵀ, which retires before that tile's next-to-last P·V frees V₀'s slot.
+        if constexpr (kQAhead) q_loaded = load_q_ahead<kMc ? 1 : 0>(params, ss, scheduler, q_it + 1);
       } else {
         load_k(0);
         load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
@@ -1163,6 +1207,7 @@ struct FwdKernel {
     // end is a record with m_block < 0. Otherwise every consumer walks the schedule itself.
     [[maybe_unused]] int tile_it = 0;
     [[maybe_unused]] NextTile next;  // kTilePrefetch: filled by the previous consume_tile
+    [[maybe_unused]] Carry carry;    // kTileChain: the next tile's first block, computed already
     for (;;) {
       TileWork w;
       if constexpr (kTilePrefetch) {
@@ -1201,7 +1246,7 @@ struct FwdKernel {
       // The epilogue re-derives the tile from its round, or re-reads it from its handoff record
       // (released only after the epilogue).
       consume_tile(params, ss, tc, w, kv_it, q_it, kTileHandoff ? tile_it : scheduler.round - 1,
-                   pend, next FA_FWD_TL_ARG);
+                   pend, next, carry FA_FWD_TL_ARG);
       if constexpr (kTileHandoff) ss.tiles.release(tile_it++);
       if (w.n_blocks > 0) {
         kv_it += w.n_blocks;
@@ -1234,7 +1279,8 @@ struct FwdKernel {
   __device__ static void consume_tile(Params const& params, SharedStorage& ss,
                                       sched::TileCoord const& tc_main, TileWork const& w, int kv_it,
                                       int q_it, int tile_round, Pending& pend,
-                                      [[maybe_unused]] NextTile& next FA_FWD_TL_PARAM) {
+                                      [[maybe_unused]] NextTile& next,
+                                      [[maybe_unused]] Carry& carry FA_FWD_TL_PARAM) {
     FA_FWD_TL_NONE
     using namespace cute;
     const core::AttnParams& p = params.attn;
@@ -1283,9 +1329,19 @@ struct FwdKernel {
     Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
     // P for the P·V wgmma's A operand: 16-bit, the accumulator's own layout (same registers
     // order); fp8, packed 4 per register in the k32 fragment order (PFragFp8, convert_p).
-    Tensor rP = [&] {
+    Tensor rP_own = [&] {
       if constexpr (kFp8) return make_tensor<Element>(PFragFp8{});
       else return make_tensor<Element>(tSrS.layout());
+    }();
+    // kTileChain: P lives in the carry, where the previous call may have left this tile's first.
+    auto& rP = [&]() -> auto& {
+      if constexpr (kTileChain) return carry.rP;
+      else return rP_own;
+    }();
+    // This tile's first Q·Kᵀ, softmax and P were done by the previous call (kTileChain).
+    const bool chained_in = [&] {
+      if constexpr (kTileChain) return carry.valid;
+      else return false;
     }();
     Tensor tOrP = [&] {
       if constexpr (kFp8) return make_tensor(rP.data(), PFragFp8{});
@@ -1303,6 +1359,14 @@ struct FwdKernel {
     static_assert(kRows == Softmax::kRowsC);
     Softmax softmax(scale_log2);
     float rescale_o[kRows];
+    if constexpr (kTileChain) {
+      if (chained_in) {
+        softmax = carry.softmax;
+        // Block 0's factor multiplies an O of zeros (FA_SM90_FWD_EARLY_RESCALE): any finite one.
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) rescale_o[r] = 0.f;
+      }
+    }
     // fp8 scales (core/fp8.hpp): this warpgroup's 64 rows are one Q scale block (block
     // kConsumerWGs · m_block + warpgroup); K has one scale per kKBlock keys, kKScales per key block,
     // read from global one block ahead of their use (k_scale_next); V's one scale multiplies O in
@@ -1424,33 +1488,37 @@ struct FwdKernel {
       issue(2, 0);
       issue(1, 1);
       issue(2, 1);
-      wait_full(ss.pipe_q, q_it);
-      stamp(tl, FwdStamp::QIn);
+      if (!chained_in) {
+        wait_full(ss.pipe_q, q_it);
+        stamp(tl, FwdStamp::QIn);
+      }
 
       if constexpr (kIntraWgOverlap) {
-        // Block 0: S = Q·K₀ᵀ, softmax → P₀.
-        wait_full(pipe_k, kv_it);
-        stamp(tl, FwdStamp::KIn);
-        pingpong_wait(params, consumer_wg);
-        stamp(tl, FwdStamp::Turn);
-        wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, Ring::stage(kv_it)), tSrS);
-        pingpong_pass(params, consumer_wg);
-        if constexpr (kEpiOverlap && !kEpiLate) {
-          // The previous tile's stores run while this tile's first Q·Kᵀ is in flight. (Its O was
-          // converted before: reading accumulator registers here, with a wgmma in flight, makes
-          // ptxas serialise the wgmma, C7517, even though that wgmma does not write them.)
-          if (pend.valid)
-            epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid FA_FWD_TL_NOARG);
-          pend.valid = false;
-          clear(tOrO);
+        // Block 0: S = Q·K₀ᵀ, softmax → P₀ (a chained tile has P₀ from the previous call).
+        if (!chained_in) {
+          wait_full(pipe_k, kv_it);
+          stamp(tl, FwdStamp::KIn);
+          pingpong_wait(params, consumer_wg);
+          stamp(tl, FwdStamp::Turn);
+          wgmma_gemm<true, -1>(mma_qk, tSrQ, tSrK(_, _, _, Ring::stage(kv_it)), tSrS);
+          pingpong_pass(params, consumer_wg);
+          if constexpr (kEpiOverlap && !kEpiLate) {
+            // The previous tile's stores run while this tile's first Q·Kᵀ is in flight. (Its O was
+            // converted before: reading accumulator registers here, with a wgmma in flight, makes
+            // ptxas serialise the wgmma, C7517, even though that wgmma does not write them.)
+            if (pend.valid)
+              epilogue_store(params, ss, pend.tc, pend.w, pend.rO, pend.lse, ctid FA_FWD_TL_NOARG);
+            pend.valid = false;
+            clear(tOrO);
+          }
+          warpgroup_wait<0>();
+          stamp(tl, FwdStamp::S0Done);
+          release_kv(pipe_k, kv_it, params);
+          if (kEarlyQRelease && n_blocks == 1) ss.pipe_q.consumer_release(q_it);  // its only Q·Kᵀ
+          transform_and_mask(n_block_max - 1);
+          softmax_block(n_block_max - 1);
+          convert_p();
         }
-        warpgroup_wait<0>();
-        stamp(tl, FwdStamp::S0Done);
-        release_kv(pipe_k, kv_it, params);
-        if (kEarlyQRelease && n_blocks == 1) ss.pipe_q.consumer_release(q_it);  // its only Q·Kᵀ
-        transform_and_mask(n_block_max - 1);
-        softmax_block(n_block_max - 1);
-        convert_p();
 #if FA_SM90_FWD_TIMELINE
         unsigned long long waits[5] = {};  // FwdStamp::KWait.. (timeline builds)
 #endif
@@ -1494,25 +1562,84 @@ struct FwdKernel {
         // ping-pong turn: every earlier P·V has retired, so O is not in flight here.
         if (early_rescale) rescale();
         wait_full(pipe_v, last);
+        // kTileChain: the next tile's first Q·Kᵀ joins this turn, where it has a tile to go on
+        // with (both warpgroups read the same record, so they take the same turns). Its Q (the
+        // other slot) and K₀ were loaded after this tile's last V, so the waits are short.
+        // The record stays in shared memory (read where used, not copied: registers are short
+        // at d64's three warpgroups); the next call's wait for it returns at once.
+        [[maybe_unused]] bool chain_out = false;
+        [[maybe_unused]] const int kv_next = kv_it + n_blocks;
+        [[maybe_unused]] TileRecord const* next_rec = nullptr;
+        if constexpr (kTileChain) {
+          // Published once the producer had issued this tile's loads, this last V among them.
+          next_rec = &ss.tiles.wait(tile_round + 1);
+          chain_out = next_rec->tc.m_block >= 0 && next_rec->w.n_blocks > 0;
+          if (chain_out) {
+            wait_full(ss.pipe_q, q_it + 1);
+            wait_full(pipe_k, kv_next);
+          }
+        }
+        // The last P·V's turn, and after it the previous tile's deferred stores.
+        auto last_pv = [&]() {
+          wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
+          pingpong_pass(params, consumer_wg);
+          if constexpr (kEpiLate) {
+            if (pend.valid) finish_pending(params, ss, pend, ctid);  // a one-block tile: its only P·V
+          }
+        };
         pingpong_wait(params, consumer_wg);
-        wgmma_gemm<false, -1>(mma_pv, tOrP, tOrV(_, _, _, Ring::stage(last)), tOrO);
-        pingpong_pass(params, consumer_wg);
-        if constexpr (kEpiLate) {
-          if (pend.valid) finish_pending(params, ss, pend, ctid);  // a one-block tile: its only P·V
+        if (!chain_out) {
+          last_pv();
+          if constexpr (kTilePrefetch && !kTileChain) {
+            // The producer published it once it had issued this tile's loads, all of which this
+            // warpgroup has waited for by now; tile_round is the handoff iteration.
+            next.rec = ss.tiles.wait(tile_round + 1);
+            next.valid = true;
+          }
+          warpgroup_wait<0>();
+        } else if constexpr (kTileChain) {
+          // A path of its own, not a branch around the Q·Kᵀ alone: with the wgmma issued under
+          // a condition ptxas serialises every wgmma of the kernel (C7514).
+          Tensor sQn = make_tensor(make_smem_ptr(q_slot(ss, q_it + 1)), SmemLayoutQ{});
+#if FA_SM90_FWD_Q_DESC_UNIFORM
+          Tensor tSrQn = mma_qk.get_thread_slice(wg_uniform * 128).partition_fragment_A(sQn);
+#else
+          Tensor tSrQn = thr_qk.partition_fragment_A(sQn);
+#endif
+          wgmma_gemm<true, -1>(mma_qk, tSrQn, tSrK(_, _, _, Ring::stage(kv_next)), tSrS);
+          last_pv();
+          // The next tile's block 0 under this tile's last P·V, as a mainloop step does it: the
+          // Q·Kᵀ went first, so it retires first. Its softmax state goes to the carry; this
+          // tile's stays for its epilogue.
+          warpgroup_wait<1>();
+          release_kv(pipe_k, kv_next, params);
+          TileWork const& nw = next_rec->w;
+          if (kEarlyQRelease && nw.n_blocks == 1) ss.pipe_q.consumer_release(q_it + 1);
+          if constexpr (kSoftcap) {
+            if (params.softcap_prescale > 0.f) {
+#pragma unroll
+              for (int i = 0; i < size(tSrS); ++i) tSrS(i) = softcap_tanh(tSrS(i) * params.softcap_prescale);
+            }
+          }
+          const int n0 = (nw.n_block_max - 1) * kBlockN;
+          if (!nw.mask.block_unmasked(nw.m0, nw.m_end, n0, n0 + kBlockN))
+            apply_mask(s_rc, cS_rc, nw.mask, nw.m0, n0, pack_shift_of(params));
+          carry.softmax = Softmax(scale_log2);
+          float unused_factor[kRows];
+          carry.softmax.update(s_rc, unused_factor);
+          warpgroup_wait<0>();
         }
-        if constexpr (kTilePrefetch) {
-          // The producer published it once it had issued this tile's loads, all of which this
-          // warpgroup has waited for by now; tile_round is the handoff iteration.
-          next.rec = ss.tiles.wait(tile_round + 1);
-          next.valid = true;
-        }
-        warpgroup_wait<0>();
         stamp(tl, FwdStamp::LoopEnd);
 #if FA_SM90_FWD_TIMELINE
 #pragma unroll
         for (int i = 0; i < 5; ++i) stamp(tl, FwdStamp(int(FwdStamp::KWait) + i), waits[i]);
 #endif
         release_kv(pipe_v, last, params);
+        if constexpr (kTileChain) {
+          // This tile's P has been read: the next tile's first P takes its registers.
+          if (chain_out) convert_p();
+          carry.valid = chain_out;
+        }
       } else {
         for (int it = 0; it < n_blocks; ++it) {
           const int n_block = n_block_max - 1 - it;
@@ -1839,8 +1966,12 @@ struct FwdKernel {
     if constexpr (FA_SM90_FWD_O_STSM != 0) {
       // Registers 4j..4j+3 (values 8j..8j+7: rows r, r+8 of columns 16j..16j+15) are the four
       // 8×8 matrices of instruction j; lane L addresses row L & 15, column half L >> 4 of them.
-      const int lane = int(threadIdx.x) % 32;
-      const int row = (int(threadIdx.x) % 128) / 32 * 16 + (lane & 15);
+      int tid = int(threadIdx.x);
+      // kTileChain: recomputed per tile rather than hoisted out of the tile loop and kept live
+      // (d64's three warpgroups spilled two of these offsets).
+      if constexpr (kTileChain) asm volatile("" : "+r"(tid));
+      const int lane = tid % 32;
+      const int row = (tid % 128) / 32 * 16 + (lane & 15);
       const uint32_t base = cast_smem_ptr_to_uint(ss.o.data() + consumer_wg * cosize_v<SmemLayoutOHalf>);
 #pragma unroll
       for (int j = 0; j < kHeadDim / 16; ++j) {

@@ -252,6 +252,31 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_EPI_LATE
 #define FA_SM90_FWD_EPI_LATE 0
 #endif
+// Tiles chained through the ping-pong turn (head_dim_bit mask; acts where FA_SM90_FWD_EPI_LATE
+// does, with the tile handoff and two Q slots: d64-d128). A tile's last P·V and the
+// next tile's first Q·Kᵀ go out in one turn, as the mainloop's pairs do, and the next tile's
+// first softmax runs under that last P·V; the tile's epilogue (convert, stage O) follows, then
+// the next tile goes on at its second pair. Without it, between a warpgroup's last P·V and its
+// next GEMM pair lie the epilogue, the Q·Kᵀ alone (its whole latency: 365 cycles at d64, 640 at
+// d128 by the session 28 timeline) and the first softmax with no GEMM of its own under it.
+// The next tile's record is waited for before the last P·V's turn and read in shared memory,
+// so FA_SM90_FWD_TILE_PREFETCH does nothing where this is on. Costs: a second softmax state
+// across the last P·V (registers).
+// Default 0: built in session 33 without a device, not measured.
+#ifndef FA_SM90_FWD_TILE_CHAIN
+#define FA_SM90_FWD_TILE_CHAIN 0
+#endif
+// Q one tile ahead (head_dim_bit mask; instances with two Q slots: d64-d128). The producer loads
+// a tile's K/V blocks in order and, today, the next tile's Q only after this tile's last V: about
+// one key block before this tile ends. The session 28 timeline still measured ~270 cycles of Q
+// wait at a d128 N512 tile's start, and FA_SM90_FWD_TILE_CHAIN needs the next Q a last P·V and
+// an epilogue sooner. With this on, the producer walks the schedule ahead (a copy of its walker)
+// after a tile's first K block and loads the next tile's Q into the other slot then: its slot
+// frees at the previous tile's last Q·Kᵀ, before the slot of this tile's V₀ frees, so no K/V
+// load waits longer for it. Default 0: built in session 33 without a device, not measured.
+#ifndef FA_SM90_FWD_Q_AHEAD
+#define FA_SM90_FWD_Q_AHEAD 0
+#endif
 
 template <int kHeadDim, bool kMasked = false>
 struct FwdTile;
