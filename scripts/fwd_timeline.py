@@ -14,6 +14,8 @@ Prints, per number of key blocks in the tile, the median cycles of each phase of
 tile and of each mainloop wait per block after the first, a least-squares fit of the tile period
 (Start to the next tile's Start) against the key blocks (the intercept is the fixed cost of a
 tile, in cycles and in blocks' worth), and how far apart the consumer warpgroups run.
+With FA_SM90_FWD_TILE_CHAIN a chained tile's Q wait, K wait, turn wait and first Q·Kᵀ are 0:
+they ran in the previous tile's "rest of loop", which ends with the chained turn.
 
     python3 scripts/fwd_timeline.py timeline.bin [more.bin ...]
 """

@@ -1518,6 +1518,12 @@ struct FwdKernel {
           transform_and_mask(n_block_max - 1);
           softmax_block(n_block_max - 1);
           convert_p();
+        } else {
+          // Timeline: the block-0 phases are empty here; they ran in the previous tile's tail.
+          stamp(tl, FwdStamp::QIn);
+          stamp(tl, FwdStamp::KIn);
+          stamp(tl, FwdStamp::Turn);
+          stamp(tl, FwdStamp::S0Done);
         }
 #if FA_SM90_FWD_TIMELINE
         unsigned long long waits[5] = {};  // FwdStamp::KWait.. (timeline builds)
