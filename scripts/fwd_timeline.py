@@ -119,6 +119,15 @@ def summarise(path):
             m = np.median(np.array(between), axis=0)
             print(f"between tiles, median cycles: End -> scheduler call {m[0]:.0f}, scheduler {m[1]:.0f}, "
                   f"tile_work {m[2]:.0f}, -> Start {m[3]:.0f}; End -> next Start {m[4]:.0f}")
+    if a.shape[3] >= 22:
+        # FA_SM90_FWD_TILE_CHAIN builds (stamps 18..21): a tile's tail, waiting for the next tile's
+        # record, its Q, its first K block, then the last P·V's turn (0 where not chained).
+        tail = a[..., 18:22].astype(np.float64)[valid & (nb > 0)]
+        if tail.size and tail[:, 3].any():
+            m = np.median(tail, axis=0)
+            q = np.percentile(tail, 90, axis=0)
+            print(f"chained tail, median (p90) cycles: record {m[0]:.0f} ({q[0]:.0f}), next Q {m[1]:.0f} "
+                  f"({q[1]:.0f}), next K0 {m[2]:.0f} ({q[2]:.0f}), turn {m[3]:.0f} ({q[3]:.0f})")
     sp = np.array(spans)
     print(f"per-(CTA, warpgroup) span, cycles: min {sp.min():.0f}, median {np.median(sp):.0f}, max {sp.max():.0f} "
           f"(max/median {sp.max() / np.median(sp):.3f})")

@@ -327,6 +327,12 @@ enum class FwdStamp : int {
   NextCall,
   NextDone,
   WorkDone,
+  // FA_SM90_FWD_TILE_CHAIN, the tile's tail (cycles): waiting for the next tile's record, its Q,
+  // its first K block, and the ping-pong turn of the last P·V.
+  TailRec,
+  TailQ,
+  TailK,
+  TailTurn,
   kCount
 };
 
@@ -1578,11 +1584,23 @@ struct FwdKernel {
         [[maybe_unused]] TileRecord const* next_rec = nullptr;
         if constexpr (kTileChain) {
           // Published once the producer had issued this tile's loads, this last V among them.
+          [[maybe_unused]] unsigned long long t_tail = FA_SM90_FWD_TIMELINE ? clock64() : 0;
+          // Timeline: cycles since t_tail into `slot`, then restart.
+          auto tail_stamp = [&](FwdStamp slot) {
+            if constexpr (FA_SM90_FWD_TIMELINE != 0) {
+              const unsigned long long now = clock64();
+              stamp(tl, slot, now - t_tail);
+              t_tail = now;
+            }
+          };
           next_rec = &ss.tiles.wait(tile_round + 1);
           chain_out = next_rec->tc.m_block >= 0 && next_rec->w.n_blocks > 0;
+          tail_stamp(FwdStamp::TailRec);
           if (chain_out) {
             wait_full(ss.pipe_q, q_it + 1);
+            tail_stamp(FwdStamp::TailQ);
             wait_full(pipe_k, kv_next);
+            tail_stamp(FwdStamp::TailK);
           }
         }
         // The last P·V's turn, and after it the previous tile's deferred stores.
@@ -1593,7 +1611,11 @@ struct FwdKernel {
             if (pend.valid) finish_pending(params, ss, pend, ctid);  // a one-block tile: its only P·V
           }
         };
-        pingpong_wait(params, consumer_wg);
+        {
+          [[maybe_unused]] const unsigned long long t_turn = FA_SM90_FWD_TIMELINE ? clock64() : 0;
+          pingpong_wait(params, consumer_wg);
+          if constexpr (kTileChain && FA_SM90_FWD_TIMELINE != 0) stamp(tl, FwdStamp::TailTurn, clock64() - t_turn);
+        }
         if (!chain_out) {
           last_pv();
           if constexpr (kTilePrefetch && !kTileChain) {

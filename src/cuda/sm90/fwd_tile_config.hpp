@@ -156,8 +156,9 @@ namespace fa::cuda::sm90 {
 // (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32; 0 = none). Why: the session-31
 // timeline with the handoff still spends 257-273 cycles per tile from the scheduler call to
 // holding the record (mbarrier try_wait and the loads), on the warpgroup's serial path. Costs the
-// record's ~23 registers from the last P·V to the next tile's start. Default 0: not yet measured
-// on the GPU (local ptxas in session 31: see LOG.md).
+// record's ~23 registers from the last P·V to the next tile's start. Measured only together with
+// FA_SM90_FWD_EPI_LATE (session 33, docs/perf/ab_session33.md): -0.7% geomean against the
+// defaults, within the spread at every shape. Off.
 #ifndef FA_SM90_FWD_TILE_PREFETCH
 #define FA_SM90_FWD_TILE_PREFETCH 0
 #endif
@@ -248,7 +249,9 @@ namespace fa::cuda::sm90 {
 // Q·Kᵀ moves them from before that Q·Kᵀ to before the first softmax: both on the warpgroup's path
 // to its next GEMM pair, and the tensor pipe idles about as long (~1700 cycles per tile at d128
 // N512 by that reading, either way). Behind the first GEMM pair they overlap this warpgroup's
-// own GEMMs, which leaves ~800 idle cycles. Default 0: not measured.
+// own GEMMs, which leaves ~800 idle cycles. H200, session 33 (docs/perf/ab_session33.md), with
+// FA_SM90_FWD_TILE_PREFETCH, bf16 d64/d128 x N 512-8k x causal/not, two alternations against the
+// defaults: -0.7% geomean, every shape within the run-to-run spread. Off.
 #ifndef FA_SM90_FWD_EPI_LATE
 #define FA_SM90_FWD_EPI_LATE 0
 #endif
@@ -262,7 +265,12 @@ namespace fa::cuda::sm90 {
 // The next tile's record is waited for before the last P·V's turn and read in shared memory,
 // so FA_SM90_FWD_TILE_PREFETCH does nothing where this is on. Costs: a second softmax state
 // across the last P·V (registers).
-// Default 0: built in session 33 without a device, not measured.
+// H200, session 33 (docs/perf/ab_session33.md), with FA_SM90_FWD_Q_AHEAD and the late epilogue,
+// bf16 d64/d128 x N 512-8k x causal/not, two alternations against the defaults: -3.8% geomean,
+// -11.5% at d64 causal N512; tests and RingSmall sanitizers pass. Its timeline: the chained turn
+// waits for the next record, Q and K0 (~500-950 cycles median) before the last P·V goes out, and
+// the other warpgroup with it; the next tile's first Q·Kᵀ and softmax are no shorter in the tail
+// than they were under the other warpgroup's GEMMs. Off.
 #ifndef FA_SM90_FWD_TILE_CHAIN
 #define FA_SM90_FWD_TILE_CHAIN 0
 #endif
@@ -273,7 +281,9 @@ namespace fa::cuda::sm90 {
 // an epilogue sooner. With this on, the producer walks the schedule ahead (a copy of its walker)
 // after a tile's first K block and loads the next tile's Q into the other slot then: its slot
 // frees at the previous tile's last Q·Kᵀ, before the slot of this tile's V₀ frees, so no K/V
-// load waits longer for it. Default 0: built in session 33 without a device, not measured.
+// load waits longer for it. H200, session 33 (ab_session33.md): alone -1.0% geomean, within the
+// spread at every shape; with the chain it cut the next Q's wait there from 800-1283 cycles
+// (median) to ~110. Off.
 #ifndef FA_SM90_FWD_Q_AHEAD
 #define FA_SM90_FWD_Q_AHEAD 0
 #endif
