@@ -1291,7 +1291,6 @@ struct FwdKernel {
     using namespace cute;
     const core::AttnParams& p = params.attn;
     const core::SeqInfo& seq = w.seq;
-    const core::Mask& mask = w.mask;
     if constexpr (FA_SM90_FWD_TIMELINE != 0) {
       uint32_t smid;
       asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
@@ -1325,10 +1324,11 @@ struct FwdKernel {
     // Same descriptors: every thread of a warpgroup holds the same SS-wgmma A fragment.
 #if FA_SM90_FWD_Q_DESC_UNIFORM
     const int wg_uniform = __shfl_sync(0xffffffffu, consumer_wg, 0);
-    Tensor tSrQ = mma_qk.get_thread_slice(wg_uniform * 128).partition_fragment_A(sQ);
+    auto q_descs = [&](auto const& sQx) { return mma_qk.get_thread_slice(wg_uniform * 128).partition_fragment_A(sQx); };
 #else
-    Tensor tSrQ = thr_qk.partition_fragment_A(sQ);   // smem descriptors
+    auto q_descs = [&](auto const& sQx) { return thr_qk.partition_fragment_A(sQx); };
 #endif
+    Tensor tSrQ = q_descs(sQ);  // smem descriptors
     Tensor tSrK = thr_qk.partition_fragment_B(sK);   // (MMA, MMA_N, MMA_K, stage)
     Tensor tOrV = thr_pv.partition_fragment_B(sVt);  // (MMA, MMA_N, MMA_K, stage)
     Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
@@ -1425,8 +1425,8 @@ struct FwdKernel {
     if (!kEpiOverlap || kEpiLate || n_blocks == 0) clear(tOrO);
 
     // Per-block score post-processing: softcap, then the mask where the block needs one.
-    const int m_end = w.m_end;
-    auto transform_and_mask = [&](int n_block) {
+    // (tw: the tile whose block it is; the chained tail masks the next tile's first block.)
+    auto transform_and_mask_of = [&](TileWork const& tw, int n_block) {
       if constexpr (kSoftcap) {
         // softcap · tanh(qk · scale / softcap); the softcap factor itself is in scale_log2. A
         // kSoftcap instance also serves softcap = 0 calls (prescale 0): the branch is uniform.
@@ -1436,9 +1436,10 @@ struct FwdKernel {
         }
       }
       const int n0 = n_block * kBlockN;
-      if (!mask.block_unmasked(m0, m_end, n0, n0 + kBlockN))
-        apply_mask(s_rc, cS_rc, mask, m0, n0, pack_shift_of(params));
+      if (!tw.mask.block_unmasked(tw.m0, tw.m_end, n0, n0 + kBlockN))
+        apply_mask(s_rc, cS_rc, tw.mask, tw.m0, n0, pack_shift_of(params));
     };
+    auto transform_and_mask = [&](int n_block) { transform_and_mask_of(w, n_block); };
     auto convert_p = [&]() {
       constexpr int kN = decltype(size(tSrS))::value;
       if constexpr (kFp8) {
@@ -1575,8 +1576,9 @@ struct FwdKernel {
         if (early_rescale) rescale();
         wait_full(pipe_v, last);
         // kTileChain: the next tile's first Q·Kᵀ joins this turn, where it has a tile to go on
-        // with (both warpgroups read the same record, so they take the same turns). Its Q (the
-        // other slot) and K₀ were loaded after this tile's last V, so the waits are short.
+        // with (both warpgroups read the same record, so they take the same turns). It waits for
+        // that tile's Q (the other slot) and K₀ first: ~500-950 cycles per tile, median, with
+        // FA_SM90_FWD_Q_AHEAD (session 33's timeline), which is why the switch lost.
         // The record stays in shared memory (read where used, not copied: registers are short
         // at d64's three warpgroups); the next call's wait for it returns at once.
         [[maybe_unused]] bool chain_out = false;
@@ -1628,12 +1630,7 @@ struct FwdKernel {
         } else if constexpr (kTileChain) {
           // A path of its own, not a branch around the Q·Kᵀ alone: with the wgmma issued under
           // a condition ptxas serialises every wgmma of the kernel (C7514).
-          Tensor sQn = make_tensor(make_smem_ptr(q_slot(ss, q_it + 1)), SmemLayoutQ{});
-#if FA_SM90_FWD_Q_DESC_UNIFORM
-          Tensor tSrQn = mma_qk.get_thread_slice(wg_uniform * 128).partition_fragment_A(sQn);
-#else
-          Tensor tSrQn = thr_qk.partition_fragment_A(sQn);
-#endif
+          Tensor tSrQn = q_descs(make_tensor(make_smem_ptr(q_slot(ss, q_it + 1)), SmemLayoutQ{}));
           wgmma_gemm<true, -1>(mma_qk, tSrQn, tSrK(_, _, _, Ring::stage(kv_next)), tSrS);
           last_pv();
           // The next tile's block 0 under this tile's last P·V, as a mainloop step does it: the
@@ -1643,15 +1640,7 @@ struct FwdKernel {
           release_kv(pipe_k, kv_next, params);
           TileWork const& nw = next_rec->w;
           if (kEarlyQRelease && nw.n_blocks == 1) ss.pipe_q.consumer_release(q_it + 1);
-          if constexpr (kSoftcap) {
-            if (params.softcap_prescale > 0.f) {
-#pragma unroll
-              for (int i = 0; i < size(tSrS); ++i) tSrS(i) = softcap_tanh(tSrS(i) * params.softcap_prescale);
-            }
-          }
-          const int n0 = (nw.n_block_max - 1) * kBlockN;
-          if (!nw.mask.block_unmasked(nw.m0, nw.m_end, n0, n0 + kBlockN))
-            apply_mask(s_rc, cS_rc, nw.mask, nw.m0, n0, pack_shift_of(params));
+          transform_and_mask_of(nw, nw.n_block_max - 1);
           carry.softmax = Softmax(scale_log2);
           float unused_factor[kRows];
           carry.softmax.update(s_rc, unused_factor);
