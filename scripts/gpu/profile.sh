@@ -8,7 +8,9 @@
 #   - `ncu --set full` of the first launch matching the regex after one warm-up call,
 # written to $OUT/ncu_<name>.txt. SOURCE=1 also writes $OUT/src_<name>.csv: the source page (SASS,
 # per-instruction stall samples and memory counters) of that launch, which scripts/stall_map.py
-# maps to our source lines on the CPU machine. If ./snap.tar exists (a `git archive` of a commit), the build
+# maps to our source lines on the CPU machine (scripts/sass_mix.py compares opcode mixes, a peer's too).
+# FULL=0 skips the --set full report (durations and the source page only).
+# If ./snap.tar exists (a `git archive` of a commit), the build
 # and the profile use that snapshot instead of the working tree (so a half-edited tree does not
 # break the run). ncu runs with --clock-control none: it would otherwise lock the SM clock to base for
 # each profiled kernel, and the device notes ask that the card's clocks be left alone.
@@ -57,9 +59,11 @@ for c in "${cases[@]}"; do
     timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
       --kernel-name "regex:^(?!.*(distribution|elementwise|vectorized)).*" --launch-skip 0 --launch-count 12 python3 bench/ncu_driver.py $dargs --calls 1 2>&1 |
       grep -E "^\s+[a-z_]+.*\(|gpu__time_duration|launch__grid_size|launch__registers" | head -60
-    echo "### ncu --set full, kernel regex $regex"
-    timeout 240 ncu --clock-control none --set full --import-source no --kernel-name "regex:$regex" --launch-skip 1 --launch-count 1 \
-      python3 bench/ncu_driver.py $dargs --calls 2 2>&1 | grep -v "^==PROF==" | sed -e 's/[[:space:]]\+$//'
+    if [[ "${FULL:-1}" == 1 ]]; then
+      echo "### ncu --set full, kernel regex $regex"
+      timeout 240 ncu --clock-control none --set full --import-source no --kernel-name "regex:$regex" --launch-skip 1 --launch-count 1 \
+        python3 bench/ncu_driver.py $dargs --calls 2 2>&1 | grep -v "^==PROF==" | sed -e 's/[[:space:]]\+$//'
+    fi
   } >"$f" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Theoretical Occupancy" "$f" | head -8
   if [[ "${SOURCE:-0}" == 1 ]]; then
