@@ -7,8 +7,8 @@
 #    in every run), bf16 d128 non-causal N 512-16k, twice, alternated.
 #    Session 3 measured 160 on that day's kernel: -4 to -10% at N 1k-4k, +2% at 16k.
 # 2. ncu source pages (SASS, executed instructions and stall samples per instruction) of ours
-#    (build-off) and of cuDNN at d64 causal N512 (our weakest shape against it) and d128 non-causal
-#    N512, and their opcode mixes side by side (scripts/sass_mix.py): which work cuDNN's kernel
+#    (build-off) and of cuDNN at d64 causal N512 (our weakest shape against it), d128 and d256
+#    non-causal N512, and their opcode mixes side by side (scripts/sass_mix.py): which work cuDNN's kernel
 #    does not do.
 # Returns (8 files at most): bench.md, summary.txt, ab_stdout.txt, mix.txt, prof.tar.gz.
 set -uo pipefail
@@ -17,7 +17,7 @@ W=/tmp/fa_mix_work
 rm -rf "$W" && mkdir -p "$W" "$OUT"
 start=$SECONDS
 A='--algos fa3 --peers sdpa_cudnn --causal no --seqlens 512,1024,2048,4096,8192,16384 --hdims 128 --pass fwd'
-V='sm90_fwd_bf16_hd(64|128)'
+V='sm90_fwd_bf16_hd(64|128|256)'
 benches=""
 for round in 1 2; do
   for b in w160@build off@build-off; do
@@ -35,10 +35,12 @@ if [[ -f build-off/libflashattn.so ]]; then
   CASES='ours_d64c512|sm90_fwd_kernel|--algo fa3 --d 64 --n 512 --causal 1;'
   CASES+='cudnn_d64c512|sdpa|--algo sdpa_cudnn --d 64 --n 512 --causal 1;'
   CASES+='ours_d128n512|sm90_fwd_kernel|--algo fa3 --d 128 --n 512 --causal 0;'
-  CASES+='cudnn_d128n512|sdpa|--algo sdpa_cudnn --d 128 --n 512 --causal 0'
+  CASES+='cudnn_d128n512|sdpa|--algo sdpa_cudnn --d 128 --n 512 --causal 0;'
+  CASES+='ours_d256n512|sm90_fwd_kernel|--algo fa3 --d 256 --n 512 --causal 0;'
+  CASES+='cudnn_d256n512|sdpa|--algo sdpa_cudnn --d 256 --n 512 --causal 0'
   CASES="$CASES" LIB=build-off/libflashattn.so SOURCE=1 FULL=0 bash scripts/gpu/profile.sh "$W/prof" 2>&1 | tail -20
   {
-    for s in d64c512 d128n512; do
+    for s in d64c512 d128n512 d256n512; do
       echo "### $s"
       python3 scripts/sass_mix.py "ours=$W/prof/src_ours_$s.csv" "cudnn=$W/prof/src_cudnn_$s.csv" --top 28 --loops
     done
