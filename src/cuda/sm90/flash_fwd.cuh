@@ -2443,7 +2443,12 @@ core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
     FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_CASE)
 #undef FA_SM90_FWD_CASE
   }
-  return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap>, Element>(p, stream);
+  // FA_SM90_FWD_D256_OVERLAP=0 (fwd_tile_config.hpp): the unmasked d256 instance without the
+  // intra-warpgroup overlap, whose S_{j+1} beside P_j does not fit 128-key blocks' registers.
+  constexpr unsigned kFeatures = kHeadDim == 256 && !kMasked && !FA_SM90_FWD_D256_OVERLAP
+                                     ? fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap
+                                     : fwd_feature::kAll;
+  return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, kFeatures>, Element>(p, stream);
 }
 
 // The FP8 forward (fa::cuda::fp8_attention): p is the kernel's view of the quantised tensors

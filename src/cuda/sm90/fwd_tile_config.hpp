@@ -120,6 +120,19 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_D256_BLOCK_N
 #define FA_SM90_FWD_D256_BLOCK_N 80
 #endif
+// K/V ring depth of the unmasked d256 instance, a build-time experiment with
+// FA_SM90_FWD_D256_BLOCK_N=128 (cuDNN's d256 kernel, `64x128x256`, uses 128-key blocks):
+// Q 64 + 1 × (64 + 64) = 192 KB. One stage: K_{j+1} loads once both warpgroups' Q·K_jᵀ have
+// retired, under the second warpgroup's P·V, and V_{j+1} under the next Q·Kᵀ.
+#ifndef FA_SM90_FWD_D256_STAGES
+#define FA_SM90_FWD_D256_STAGES 2
+#endif
+// The unmasked d256 instance's intra-warpgroup overlap (fwd_feature::kIntraWgOverlap; 1 = on, as
+// every other instance). With 128-key blocks O (128) + S_{j+1} (64) + P_j (32) registers per
+// thread do not fit 240: local ptxas spills 412 B and serialises the wgmmas (C7512).
+#ifndef FA_SM90_FWD_D256_OVERLAP
+#define FA_SM90_FWD_D256_OVERLAP 1
+#endif
 // The masked (causal / window) d256 instances separately: 64 divides kBlockM, so (Nq = Nk) a tile's
 // diagonal covers exactly two key blocks (80: two or three), and 48 / 64 compile without the
 // masked instance's spill at 80 (52 B). H200, session 4, d256 against cuDNN in the same run, causal
@@ -306,7 +319,7 @@ template <bool kMasked> struct FwdTile<192, kMasked> {
 template <bool kMasked> struct FwdTile<256, kMasked> {
   static constexpr int kBlockM = 128,
                        kBlockN = kMasked ? FA_SM90_FWD_D256_MASKED_BLOCK_N : FA_SM90_FWD_D256_BLOCK_N,
-                       kStages = 2;
+                       kStages = kMasked ? 2 : FA_SM90_FWD_D256_STAGES;
 };
 
 // FP8 (e4m3) tiles. Default kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale
@@ -385,8 +398,10 @@ static_assert(FA_SM90_FWD_D64_STAGES >= 2 && FA_SM90_FWD_D64_STAGES <= 4, "d64 K
 static_assert(FA_SM90_FWD_D128_BLOCK_N % 16 == 0 && FA_SM90_FWD_D128_BLOCK_N <= 160, "smem: see above");
 static_assert(FA_SM90_FWD_D192_BLOCK_N == 64 || FA_SM90_FWD_D192_BLOCK_N == 80 || FA_SM90_FWD_D192_BLOCK_N == 112,
               "d192 key block: see above");
-static_assert(FA_SM90_FWD_D256_BLOCK_N == 48 || FA_SM90_FWD_D256_BLOCK_N == 64 || FA_SM90_FWD_D256_BLOCK_N == 80,
-              "d256 key block: see above");
+static_assert(FA_SM90_FWD_D256_BLOCK_N == 48 || FA_SM90_FWD_D256_BLOCK_N == 64 || FA_SM90_FWD_D256_BLOCK_N == 80 ||
+                  (FA_SM90_FWD_D256_BLOCK_N == 128 && FA_SM90_FWD_D256_STAGES == 1),
+              "d256 key block: see above (128 fits shared memory only with one K/V stage)");
+static_assert(FA_SM90_FWD_D256_STAGES == 1 || FA_SM90_FWD_D256_STAGES == 2, "d256 K/V ring depth");
 static_assert(FA_SM90_FWD_D256_MASKED_BLOCK_N == 48 || FA_SM90_FWD_D256_MASKED_BLOCK_N == 64 ||
                   FA_SM90_FWD_D256_MASKED_BLOCK_N == 80,
               "d256 key block: see above");
