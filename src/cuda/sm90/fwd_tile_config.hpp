@@ -124,6 +124,12 @@ namespace fa::cuda::sm90 {
 // FA_SM90_FWD_D256_BLOCK_N=128 (cuDNN's d256 kernel, `64x128x256`, uses 128-key blocks):
 // Q 64 + 1 × (64 + 64) = 192 KB. One stage: K_{j+1} loads once both warpgroups' Q·K_jᵀ have
 // retired, under the second warpgroup's P·V, and V_{j+1} under the next Q·Kᵀ.
+// H200, session 35 (LOG), 128 x 1 stage without the overlap (below) against the defaults, bf16
+// d256 non-causal, two alternations, TFLOP/s at N 512/1k/2k/4k/16k: 467/465, 562/557, 609/604,
+// 632/632, 676/676 against 461/451, 556/551, 610/603, 626/633, 686/685 (+2.3% at N512, −1.4% at
+// 16k, the rest within ±1%); 3 s back to back (bench/clock_probe.py) at N512: 481 against 453-455.
+// The defaults without the overlap: 425-437 ... 644 (−6%), so the wider block buys back the
+// overlap and little more. Only 3 fa3 forward tests ran for it (d256 unmasked bf16). Off.
 #ifndef FA_SM90_FWD_D256_STAGES
 #define FA_SM90_FWD_D256_STAGES 2
 #endif
