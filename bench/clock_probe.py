@@ -12,6 +12,9 @@ input sets as compare.py does (same grid: B = 16384 / N, H = 2048 / d), while `n
 samples the SM clock and power, and reports per run: ms per call (CUDA events over the whole
 run), TFLOP/s, median SM clock and power over the run's second half, and cycles per call
 (ms × clock), the clock-free measure of the kernel's work.
+Its siblings: bench/order_probe.py prints the raw nvidia-smi trace beside per-chunk medians for
+one shape (the clock after a pause); scripts/gpu/clock_ab.sh samples during whole compare.py runs
+(median-of-20 timing, per library build). This one is the sustained mean per backend and shape.
 """
 import argparse
 import os

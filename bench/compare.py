@@ -10,7 +10,7 @@ Method (printed with the results):
     least --warmup-ms, 500, of calls), and for the first backend timed after a shape's inputs are
     allocated (a pause) --settle-ms, 2500, more: the board runs above the clock it can sustain
     for a while after a pause, longer than 0.5 s (session 35: with 0.5 s the peer, timed first,
-    measured 5-6% faster at N512 than with 3 s; ours, timed after it, the same), so every backend
+    measured 5-8% faster at N512 than with 3 s; ours, timed after it, the same), so every backend
     is timed at the clock it sustains; the median of --iters (>= 20) timed calls.
   * Inputs rotate over >= 3 buffer sets (more when a set is small) so that the sets together
     exceed the 60 MB L2 and a timed call does not find its inputs in cache.
