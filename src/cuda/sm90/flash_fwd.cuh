@@ -2112,6 +2112,21 @@ inline int64_t sm90_fwd_l2_budget_bytes(int head_dim, int64_t kv_bytes_per_head)
   return int64_t(head_dim > 128 && kv_bytes_per_head > (int64_t(2) << 20) ? 32 : 4) << 20;
 }
 
+// Causal walks' L2 section budget, a run-time experiment (FA_SM90_FWD_CAUSAL_L2_BUDGET_MB,
+// 1..4096, read once per process; unset = sched::StaticLptScheduler::kL2BudgetBytes, 32 MB). A
+// causal section's first round runs its heaviest query block of every head in the section, and so
+// reads the whole section's K/V from DRAM in one round: at d128 N512 (256 KB of K/V per head) that
+// is 32 MB in ~9 us of 4-block tiles, above the H100's ~3 TB/s, while its three later rounds read
+// only Q and write O. Smaller sections spread those first reads over the rounds, at the price of
+// fewer tiles per section to balance (a section of fewer tiles than CTAs leaves CTAs idle).
+inline int64_t sm90_fwd_causal_l2_budget_bytes() {
+  static const int64_t bytes = [] {
+    const int mb = env_int("FA_SM90_FWD_CAUSAL_L2_BUDGET_MB", 0);
+    return mb >= 1 && mb <= 4096 ? int64_t(mb) << 20 : sched::StaticLptScheduler::kL2BudgetBytes;
+  }();
+  return bytes;
+}
+
 // FA_SM90_FWD_EARLY_RESCALE == 2: the environment variable of that name, 1 = early (read once).
 inline bool sm90_fwd_early_rescale_env() {
   static const bool on = [] {
@@ -2334,7 +2349,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
       Kernel::Scheduler::make_params(int(clusters > 0 ? m_blocks / 2 : m_blocks), tile_heads, p.batch,
                                      pack_shift > 0 ? 1 : group,
                                      kv_bytes, reverse_m, persistent,
-                                     reverse_m ? sched::StaticLptScheduler::kL2BudgetBytes
+                                     reverse_m ? sm90_fwd_causal_l2_budget_bytes()
                                                : sm90_fwd_l2_budget_bytes(p.head_dim, kv_bytes)),
       tma_store_o,
       pack_shift,
