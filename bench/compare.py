@@ -62,6 +62,9 @@ ABLATIONS = [
     # Causal walk with each L2 section's snake rotated (session 27, off by default): a switch-on
     # row; its effect is at causal N1k-2k (--ablation-n 1024), ~0 at N8k (scripts/sched_balance.py).
     ("fa3 rotated causal L2 sections", "fa3", {"FA_SM90_FWD_SECTION_ROTATE": "1"}),
+    # Causal L2 sections by the 32 MB budget alone, without the two-round cap (session 36): the
+    # cap's effect is at short causal N (--ablation-n 512: 3.9 rounds per section at d128).
+    ("fa3 causal sections uncapped", "fa3", {"FA_SM90_FWD_CAUSAL_SECTION_ROUNDS": "0"}),
     # O by direct stores from registers instead of the TMA-store epilogue, at run time (session 28):
     # the same comparison as "no TMA-store epilogue" at any head dim, without an extra instance.
     ("fa3 direct O stores (run time)", "fa3", {"FA_SM90_FWD_TMA_STORE": "0"}),

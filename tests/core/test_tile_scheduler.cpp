@@ -45,11 +45,12 @@ TEST(TileScheduler, EveryTileExactlyOnce) {
     for (int ctas : {1, 2, 7, 132, 1000}) {
       for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(4) << 20, int64_t(1) << 30}) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
-          for (int mode = 0; mode < 3; ++mode) {  // in order, causal, causal with rotated sections
+          // in order, causal, causal with rotated sections, causal with 2-round sections
+          for (int mode = 0; mode < 4; ++mode) {
             const bool reverse = mode > 0;
             auto p =
                 StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
-            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2);
+            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2, mode == 3 ? 2 : 0);
             ASSERT_EQ(p.total_tiles, s[0] * s[1] * s[2]);
             std::vector<int> seen(size_t(p.total_tiles), 0);
             for (const auto& cta : walk(p, ctas))
@@ -133,6 +134,45 @@ TEST(TileScheduler, RotatedSectionsSpreadThePartialRounds) {
   }
 }
 
+// Causal sections of at most two rounds (set_grid's max_section_rounds, the forward's default):
+// the FA3-paper grid's causal N512 on 132 SMs. d128 (256 KB of K/V per head): 32 MB held 128
+// heads = 3.9 rounds, capped to 66 heads = 264 tiles; d256 (512 KB) stays at the budget's 64.
+// Whole GQA groups per section, never fewer than one group, and the walk stays balanced.
+TEST(TileScheduler, CausalSectionsOfAtMostTwoRounds) {
+  struct Case {
+    int m_blocks, heads, batch, group;
+    int64_t kv_bytes;
+    int want_pairs;
+  };
+  for (const Case& c : {Case{4, 16, 32, 1, 256 << 10, 66}, Case{4, 8, 32, 1, 512 << 10, 64},
+                        Case{4, 32, 32, 1, 128 << 10, 66}, Case{4, 16, 32, 4, 256 << 10, 64},
+                        Case{8, 16, 16, 1, 512 << 10, 33}, Case{512, 4, 1, 4, 64 << 20, 4},
+                        Case{1024, 8, 1, 2, 1 << 20, 2}}) {
+    auto p = StaticLptScheduler::make_params(c.m_blocks, c.heads, c.batch, c.group, c.kv_bytes,
+                                             /*reverse_m=*/true, true);
+    const int budget_pairs = p.section_pairs;
+    StaticLptScheduler::set_grid(p, 132, false, 2);
+    EXPECT_EQ(p.section_pairs, c.want_pairs) << c.m_blocks << " blocks, " << c.heads << " heads";
+    EXPECT_LE(p.section_pairs, std::max(budget_pairs, c.group));
+    EXPECT_EQ(p.section_pairs % c.group, 0);
+    if (c.want_pairs > c.group) EXPECT_LE(p.rounds_per_section, 2);  // else one group's rounds
+    if (c.want_pairs * c.m_blocks >= 132) {
+      const auto blocks = causal_key_blocks(p, 132);
+      const double mean = double(std::accumulate(blocks.begin(), blocks.end(), int64_t(0))) / 132;
+      const double bound = std::max(mean, double(c.m_blocks));
+      EXPECT_LE(double(*std::max_element(blocks.begin(), blocks.end())), 1.06 * bound + 1);
+    }
+    // Off (0) and equal-weight walks keep the budget's sections.
+    auto q = StaticLptScheduler::make_params(c.m_blocks, c.heads, c.batch, c.group, c.kv_bytes, true, true);
+    StaticLptScheduler::set_grid(q, 132, false, 0);
+    EXPECT_EQ(q.section_pairs, budget_pairs);
+    auto r = StaticLptScheduler::make_params(c.m_blocks, c.heads, c.batch, c.group, c.kv_bytes, false, true);
+    const int r_pairs = r.section_pairs;
+    StaticLptScheduler::set_grid(r, 132, false, 2);
+    EXPECT_EQ(r.section_pairs, r_pairs);
+  }
+}
+
 TEST(TileScheduler, SectionsFollowTheL2Budget) {
   // 4 MB of K/V per KV head, group 2: 32 MB holds 8 KV heads = 16 query heads.
   const auto p = StaticLptScheduler::make_params(4, 32, 2, 2, 4 << 20, false, true);
@@ -153,10 +193,11 @@ TEST(TileScheduler, FastWalkMatchesReference) {
     for (int ctas : {1, 2, 7, 132, 1000}) {
       for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(3) << 20, int64_t(1) << 30}) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
-          for (int mode = 0; mode < 3; ++mode) {  // in order, causal, causal with rotated sections
+          // in order, causal, causal with rotated sections, causal with 2-round sections
+          for (int mode = 0; mode < 4; ++mode) {
             auto p =
                 StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, mode > 0, true);
-            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2);
+            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2, mode == 3 ? 2 : 0);
             ASSERT_EQ(p.ctas, ctas);
             ASSERT_TRUE(p.section_rotate >= 0 && p.section_rotate < ctas);
             for (int c = 0; c < ctas; ++c)

@@ -2087,8 +2087,9 @@ bool make_packed_q_map(const core::AttnParams& p, int group, int64_t rows, int b
 // head's query blocks run at the same moment and read its K/V from L2 while it is there (N 512,
 // d128, 32 MB: a round of 132 tiles holds query block 0 of 128 heads, each K/V read from DRAM by
 // one CTA and kept in L2 for the next three rounds; 4 MB: 16 heads × 4 query blocks per section).
-// Causal walks keep 32 MB: their sections restart the snake, and a section of fewer tiles than
-// CTAs would leave CTAs idle for a round.
+// Causal walks keep 32 MB (sm90_fwd_causal_l2_budget_bytes), capped at two rounds of tiles per
+// section (FA_SM90_FWD_CAUSAL_SECTION_ROUNDS): their sections restart the snake, and a section of
+// fewer tiles than CTAs would leave CTAs idle for a round.
 // FA_SM90_FWD_L2_BUDGET_MB: 0 (default) = the rule below; 1..4096 = that budget for every shape
 // (32 = the scheduler's own constant, the behaviour before the rule). The environment variable of
 // the same name (1..4096, read once per process) overrides both, so one build compares budgets.
@@ -2125,6 +2126,22 @@ inline int64_t sm90_fwd_causal_l2_budget_bytes() {
     return mb >= 1 && mb <= 4096 ? int64_t(mb) << 20 : sched::StaticLptScheduler::kL2BudgetBytes;
   }();
   return bytes;
+}
+
+// Causal walks: at most this many rounds of tiles per L2 section (StaticLptScheduler::set_grid's
+// max_section_rounds; 0 = the K/V budget alone, the walk before session 36). The environment
+// variable of the same name (0..64, read once per process) overrides it. H100, session 36
+// (docs/perf/LOG.md), causal N512 / 1k / 2k against 32 MB sections (3.9 rounds at d128 N512):
+// 2 rounds d128 +11 / +1 / +2%, d64 +4 / +3 / +2%; d256 already had ~2.
+#ifndef FA_SM90_FWD_CAUSAL_SECTION_ROUNDS
+#define FA_SM90_FWD_CAUSAL_SECTION_ROUNDS 2
+#endif
+inline int sm90_fwd_causal_section_rounds() {
+  static const int r = [] {
+    const int v = env_int("FA_SM90_FWD_CAUSAL_SECTION_ROUNDS", -1);
+    return v >= 0 && v <= 64 ? v : FA_SM90_FWD_CAUSAL_SECTION_ROUNDS;
+  }();
+  return r;
 }
 
 // FA_SM90_FWD_EARLY_RESCALE == 2: the environment variable of that name, 1 = early (read once).
@@ -2380,7 +2397,7 @@ core::Status launch_fwd(const core::AttnParams& p, cudaStream_t stream) {
                     : persistent ? dim3(unsigned(std::min<int64_t>(tiles, sms)))
                                  : dim3(unsigned(m_blocks), unsigned(tile_heads), unsigned(p.batch));
   Kernel::Scheduler::set_grid(params.sched, clusters > 0 ? clusters : int(grid.x),
-                              sm90_fwd_section_rotate_env());
+                              sm90_fwd_section_rotate_env(), sm90_fwd_causal_section_rounds());
   params.sched.cluster_shift = clusters > 0 ? 1 : 0;
   params.pingpong = sm90_fwd_pingpong_env();
 #if FA_SM90_FWD_TIMELINE
