@@ -155,7 +155,9 @@ TEST(TileScheduler, CausalSectionsOfAtMostTwoRounds) {
     EXPECT_EQ(p.section_pairs, c.want_pairs) << c.m_blocks << " blocks, " << c.heads << " heads";
     EXPECT_LE(p.section_pairs, std::max(budget_pairs, c.group));
     EXPECT_EQ(p.section_pairs % c.group, 0);
-    if (c.want_pairs > c.group) EXPECT_LE(p.rounds_per_section, 2);  // else one group's rounds
+    if (c.want_pairs > c.group) {  // else a single group's rounds
+      EXPECT_LE(p.rounds_per_section, 2);
+    }
     if (c.want_pairs * c.m_blocks >= 132) {
       const auto blocks = causal_key_blocks(p, 132);
       const double mean = double(std::accumulate(blocks.begin(), blocks.end(), int64_t(0))) / 132;
