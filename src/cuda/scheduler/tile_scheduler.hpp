@@ -244,9 +244,10 @@ struct StaticLptScheduler {
   // of tiles per L2 section (whole GQA groups, at least one group). A causal section's first round
   // holds the heaviest query block of each of its heads, so it reads most of the section's K/V
   // from DRAM at once; a section of ~2 rounds spreads those reads over the walk instead of
-  // bunching them into every ~4th round (H100, session 36: d128 causal N512 +11%, d64 +3-5%).
+  // bunching them into every ~4th round (H100, session 36: d128 causal N512 +12%, d64 +6%).
   // Below one round a section leaves CTAs idle and gives each CTA the same query block in every
-  // section (d128 causal at 8 MB: -30%), hence whole rounds.
+  // section (d128 causal at 8 MB: -30%); an odd number of rounds ends the snake on the first
+  // round's direction (3 rounds: d128 N8k -9%). Hence two.
   static void set_grid(Params& s, int ctas, bool rotate = false, int max_section_rounds = 0) {
     if (!s.persistent) return;
     if (s.reverse_m && max_section_rounds > 0 && ctas > 0 && s.m_blocks > 0) {

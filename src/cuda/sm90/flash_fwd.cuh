@@ -2131,8 +2131,10 @@ inline int64_t sm90_fwd_causal_l2_budget_bytes() {
 // Causal walks: at most this many rounds of tiles per L2 section (StaticLptScheduler::set_grid's
 // max_section_rounds; 0 = the K/V budget alone, the walk before session 36). The environment
 // variable of the same name (0..64, read once per process) overrides it. H100, session 36
-// (docs/perf/LOG.md), causal N512 / 1k / 2k against 32 MB sections (3.9 rounds at d128 N512):
-// 2 rounds d128 +11 / +1 / +2%, d64 +4 / +3 / +2%; d256 already had ~2.
+// (docs/perf/ab_session36.md), causal, against the budget alone (3.9 rounds at d128 N512), mean
+// of three alternations, N 512 / 1k / 2k / 4k / 8k: d128 +12 / +3 / +0.5 / +3 / +1%, d64 +6 /
+// +3.5 / +1 / +4 / +1%; N16k within the noise; d256 already had <= 2 rounds. An odd cap is worse
+// (3: the snake's last round runs the first round's way, d128 N8k -9%).
 #ifndef FA_SM90_FWD_CAUSAL_SECTION_ROUNDS
 #define FA_SM90_FWD_CAUSAL_SECTION_ROUNDS 2
 #endif
