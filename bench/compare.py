@@ -65,6 +65,9 @@ ABLATIONS = [
     # Causal L2 sections by the 32 MB budget alone, without the two-round cap (session 36): the
     # cap's effect is at short causal N (--ablation-n 512: 3.9 rounds per section at d128).
     ("fa3 causal sections uncapped", "fa3", {"FA_SM90_FWD_CAUSAL_SECTION_ROUNDS": "0"}),
+    # One round per causal section, the snake alternating across sections (session 36, an
+    # experiment, off by default): a switch-on row, its effect expected at causal N512 (--ablation-n 512).
+    ("fa3 causal sections of one round", "fa3", {"FA_SM90_FWD_CAUSAL_SECTION_ROUNDS": "1"}),
     # O by direct stores from registers instead of the TMA-store epilogue, at run time (session 28):
     # the same comparison as "no TMA-store epilogue" at any head dim, without an extra instance.
     ("fa3 direct O stores (run time)", "fa3", {"FA_SM90_FWD_TMA_STORE": "0"}),

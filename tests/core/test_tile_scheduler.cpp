@@ -39,18 +39,22 @@ std::vector<int64_t> causal_key_blocks(StaticLptScheduler::Params const& p, int 
   return out;
 }
 
+// set_grid's max_section_rounds per walk mode of the brute-force tests (modes 3-5).
+constexpr int kCapOfMode[6] = {0, 0, 0, 2, 1, 3};
+
 TEST(TileScheduler, EveryTileExactlyOnce) {
   const int shapes[][3] = {{1, 1, 1}, {4, 16, 16}, {5, 3, 7}, {64, 16, 2}, {1, 40, 3}, {33, 1, 1}};
   for (const auto& s : shapes) {
     for (int ctas : {1, 2, 7, 132, 1000}) {
       for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(4) << 20, int64_t(1) << 30}) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
-          // in order, causal, causal with rotated sections, causal with 2-round sections
-          for (int mode = 0; mode < 4; ++mode) {
+          // in order, causal, causal with rotated sections, causal with sections of at most
+          // 2 / 1 / 3 rounds (1 and 3 alternate the snake's direction across sections)
+          for (int mode = 0; mode < 6; ++mode) {
             const bool reverse = mode > 0;
             auto p =
                 StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, reverse, true);
-            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2, mode == 3 ? 2 : 0);
+            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2, kCapOfMode[mode]);
             ASSERT_EQ(p.total_tiles, s[0] * s[1] * s[2]);
             std::vector<int> seen(size_t(p.total_tiles), 0);
             for (const auto& cta : walk(p, ctas))
@@ -175,6 +179,41 @@ TEST(TileScheduler, CausalSectionsOfAtMostTwoRounds) {
   }
 }
 
+// One round per causal section (max_section_rounds 1, FA_SM90_FWD_CAUSAL_SECTION_ROUNDS=1): at d128
+// causal N512 (4 query blocks, 256 KB of K/V per head) on 132 SMs a section is 33 heads = one
+// round, so a round starts 33 heads' K/V instead of the two-round cap's 66. The snake alternates
+// across sections: a CTA's tile of an even round and its tile of the next round are mirror
+// images (query blocks summing to 3, i.e. 5 key blocks), where restarting each section would give
+// it the same query block in every section.
+TEST(TileScheduler, OneRoundSectionsAlternate) {
+  auto p = StaticLptScheduler::make_params(4, 16, 32, 1, 256 << 10, /*reverse_m=*/true, true);
+  StaticLptScheduler::set_grid(p, 132, false, 1);
+  ASSERT_EQ(p.section_pairs, 33);
+  ASSERT_EQ(p.rounds_per_section, 1);
+  ASSERT_EQ(p.section_alternate, 1);
+  const int full_rounds = 512 / 33;  // the 16th section holds 17 pairs
+  for (int c = 0; c < 132; ++c)
+    for (int r = 0; r + 1 < full_rounds; r += 2) {
+      TileCoord a, b;
+      ASSERT_TRUE(StaticLptScheduler::tile_at(p, c, 132, r, a));
+      ASSERT_TRUE(StaticLptScheduler::tile_at(p, c, 132, r + 1, b));
+      EXPECT_EQ(a.m_block + b.m_block, 3) << "cta " << c << " round " << r;
+    }
+  // Heads whose last query block (all of their K/V) runs in one round: 33, not 66.
+  for (int cap : {1, 2}) {
+    auto q = StaticLptScheduler::make_params(4, 16, 32, 1, 256 << 10, true, true);
+    StaticLptScheduler::set_grid(q, 132, false, cap);
+    int peak = 0;
+    for (int r = 0; r < q.rounds; ++r) {
+      int starts = 0;
+      TileCoord t;
+      for (int c = 0; c < 132; ++c) starts += StaticLptScheduler::tile_at(q, c, 132, r, t) && t.m_block == 3;
+      peak = std::max(peak, starts);
+    }
+    EXPECT_EQ(peak, cap == 1 ? 33 : 66);
+  }
+}
+
 TEST(TileScheduler, SectionsFollowTheL2Budget) {
   // 4 MB of K/V per KV head, group 2: 32 MB holds 8 KV heads = 16 query heads.
   const auto p = StaticLptScheduler::make_params(4, 32, 2, 2, 4 << 20, false, true);
@@ -195,11 +234,10 @@ TEST(TileScheduler, FastWalkMatchesReference) {
     for (int ctas : {1, 2, 7, 132, 1000}) {
       for (int64_t kv_bytes : {int64_t(1) << 10, int64_t(3) << 20, int64_t(1) << 30}) {
         for (int group : {1, s[1] % 4 == 0 ? 4 : 1}) {
-          // in order, causal, causal with rotated sections, causal with 2-round sections
-          for (int mode = 0; mode < 4; ++mode) {
+          for (int mode = 0; mode < 6; ++mode) {  // as in EveryTileExactlyOnce
             auto p =
                 StaticLptScheduler::make_params(s[0], s[1], s[2], group, kv_bytes, mode > 0, true);
-            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2, mode == 3 ? 2 : 0);
+            StaticLptScheduler::set_grid(p, ctas, /*rotate=*/mode == 2, kCapOfMode[mode]);
             ASSERT_EQ(p.ctas, ctas);
             ASSERT_TRUE(p.section_rotate >= 0 && p.section_rotate < ctas);
             for (int c = 0; c < ctas; ++c)

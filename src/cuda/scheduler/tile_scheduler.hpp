@@ -77,6 +77,11 @@ struct StaticLptScheduler {
     // gets 1.031x the mean at d64 causal N1k on 132 CTAs, 1.003x with it.
     int section_rotate = 0;
     core::FastDiv div_ctas;  // ctas, for the rotation (device walk)
+    // Causal walk only: 1 = the snake's direction follows the walk's round, not the section's, so
+    // sections of an odd number of rounds alternate their first direction (set_grid with an odd
+    // max_section_rounds). A section of one round then pairs each CTA's tile of one section with
+    // the mirror tile of the next, instead of giving it the same query block in every section.
+    int section_alternate = 0;
   };
 
   // Under the H100/H200 L2 (50 MB): the rest holds the streamed Q/O tiles and the previous
@@ -122,7 +127,7 @@ struct StaticLptScheduler {
       const int rot =
           sp.section_rotate > 0 ? (section % ctas) * (sp.section_rotate % ctas) % ctas : 0;
       const int u = (cta + rot) % ctas;
-      local = r * ctas + ((r & 1) ? ctas - 1 - u : u);
+      local = r * ctas + (((sp.section_alternate ? round : r) & 1) ? ctas - 1 - u : u);
     }
     const int pair0 = section * sp.section_pairs;
     const int rest = total_pairs - pair0;
@@ -158,7 +163,7 @@ struct StaticLptScheduler {
         u += rot;
         if (u >= ctas) u -= ctas;
       }
-      local = r * ctas + ((r & 1) ? ctas - 1 - u : u);
+      local = r * ctas + (((sp.section_alternate ? round : r) & 1) ? ctas - 1 - u : u);
     }
     const int pair0 = section * sp.section_pairs;
     const int rest = total_pairs - pair0;
@@ -247,13 +252,18 @@ struct StaticLptScheduler {
   // bunching them into every ~4th round (H100, session 36: d128 causal N512 +12%, d64 +6%).
   // Below one round a section leaves CTAs idle and gives each CTA the same query block in every
   // section (d128 causal at 8 MB: -30%); an odd number of rounds ends the snake on the first
-  // round's direction (3 rounds: d128 N8k -9%). Hence two.
+  // round's direction (3 rounds: d128 N8k -9%). Hence two. An odd max_section_rounds also sets
+  // section_alternate (an experiment, FA_SM90_FWD_CAUSAL_SECTION_ROUNDS=1 at build or run time: one
+  // round per section halves the K/V a round first touches again, where m_blocks divides ctas
+  // without idling; not measured yet).
   static void set_grid(Params& s, int ctas, bool rotate = false, int max_section_rounds = 0) {
     if (!s.persistent) return;
+    s.section_alternate = 0;
     if (s.reverse_m && max_section_rounds > 0 && ctas > 0 && s.m_blocks > 0) {
       const int64_t cap = int64_t(max_section_rounds) * ctas / s.m_blocks;
       const int64_t whole = std::max<int64_t>(s.group, cap / s.group * s.group);
       s.section_pairs = int(std::min<int64_t>(s.section_pairs, whole));
+      s.section_alternate = max_section_rounds & 1;
     }
     s.rounds = walk_rounds(s, ctas);
     s.ctas = ctas;
