@@ -251,11 +251,11 @@ struct StaticLptScheduler {
   // from DRAM at once; a section of ~2 rounds spreads those reads over the walk instead of
   // bunching them into every ~4th round (H100, session 36: d128 causal N512 +12%, d64 +6%).
   // Below one round a section leaves CTAs idle and gives each CTA the same query block in every
-  // section (d128 causal at 8 MB: -30%); an odd number of rounds ends the snake on the first
-  // round's direction (3 rounds: d128 N8k -9%). Hence two. An odd max_section_rounds also sets
-  // section_alternate (an experiment, FA_SM90_FWD_CAUSAL_SECTION_ROUNDS=1 at build or run time: one
-  // round per section halves the K/V a round first touches again, where m_blocks divides ctas
-  // without idling; not measured yet).
+  // section (d128 causal at 8 MB: -30%); with each section restarting the snake, an odd number
+  // of rounds ends it on the first round's direction (3 rounds, measured before section_alternate
+  // existed: d128 N8k -9%). Hence two. An odd max_section_rounds now sets section_alternate (an
+  // experiment, FA_SM90_FWD_CAUSAL_SECTION_ROUNDS=1 or 3 at build or run time; one round per
+  // section halves the K/V a round first touches again; not measured yet).
   static void set_grid(Params& s, int ctas, bool rotate = false, int max_section_rounds = 0) {
     if (!s.persistent) return;
     s.section_alternate = 0;

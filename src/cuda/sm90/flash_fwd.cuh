@@ -2134,7 +2134,8 @@ inline int64_t sm90_fwd_causal_l2_budget_bytes() {
 // (docs/perf/ab_session36.md), causal, against the budget alone (3.9 rounds at d128 N512), mean
 // of three alternations, N 512 / 1k / 2k / 4k / 8k: d128 +12 / +3 / +0.5 / +3 / +1%, d64 +6 /
 // +3.5 / +1 / +4 / +1%; N16k within the noise; d256 already had <= 2 rounds. An odd cap is worse
-// (3: the snake's last round runs the first round's way, d128 N8k -9%). 1 (an experiment, not
+// (3, each section restarting the snake: its last round runs the first round's way, d128 N8k
+// -9%; odd caps now alternate the snake across sections instead). 1 (an experiment, not
 // measured yet): sections of one round with the snake alternating across sections
 // (StaticLptScheduler::Params::section_alternate), which halves the K/V a round first touches
 // again (d256 causal N512: 16.5 MB instead of 32; scripts/gpu/causal_one_round.sh).
