@@ -5,7 +5,9 @@
 
 Follows src/cuda/scheduler/tile_scheduler.hpp (StaticLptScheduler::tile_at and make_params): the
 (batch, head) pairs cut into L2 sections, the snake over rounds of G CTAs, and a causal walk that
-restarts the snake in every section. A tile's cost is its number of key blocks, plus --overhead
+restarts the snake in every section, its sections capped at --max-rounds rounds (set_grid's
+max_section_rounds, FA_SM90_FWD_CAUSAL_SECTION_ROUNDS, default 2; an odd cap alternates the snake's
+direction across sections instead of restarting it). A tile's cost is its number of key blocks, plus --overhead
 blocks for its fixed work (Q load, first Q·Kᵀ, epilogue). The result says how far the busiest CTA
 is above the mean, which bounds what any rebalancing of whole tiles could gain. A greedy
 longest-first assignment to the least-loaded CTA stands in for a dynamic scheduler.
@@ -15,7 +17,7 @@ import argparse
 import heapq
 
 
-def walk_loads(m_blocks, pairs, section_pairs, ctas, causal, cost, rotate=False):
+def walk_loads(m_blocks, pairs, section_pairs, ctas, causal, cost, rotate=False, alternate=False):
     loads = [0.0] * ctas
     if causal:
         rounds = -(-section_pairs * m_blocks // ctas)
@@ -26,7 +28,8 @@ def walk_loads(m_blocks, pairs, section_pairs, ctas, causal, cost, rotate=False)
             for r in range(rounds):
                 for c in range(ctas):
                     u = (c + sec * shift) % ctas
-                    local = r * ctas + (ctas - 1 - u if r & 1 else u)
+                    direction = sec * rounds + r if alternate else r
+                    local = r * ctas + (ctas - 1 - u if direction & 1 else u)
                     if local < p * m_blocks:
                         loads[c] += cost(m_blocks - 1 - local // p)
     else:  # every tile costs the same: only how many each CTA gets matters
@@ -55,6 +58,8 @@ def main():
     ap.add_argument("--ctas", type=int, default=132)
     ap.add_argument("--l2-budget-mb", type=int, default=32, help="K/V bytes per L2 section (causal walk)")
     ap.add_argument("--overhead", type=float, default=0.0, help="fixed cost per tile, in key blocks")
+    ap.add_argument("--max-rounds", type=int, default=2,
+                    help="causal sections of at most this many rounds (0: the L2 budget alone)")
     ap.add_argument("--rotate", type=int, default=0,
                     help="1: each causal L2 section's snake rotated (FA_SM90_FWD_SECTION_ROTATE=1)")
     a = ap.parse_args()
@@ -65,6 +70,8 @@ def main():
     pairs = b * h
     kv_bytes = 2 * a.n * a.d * 2
     section_pairs = max(1, min(pairs, (a.l2_budget_mb << 20) // kv_bytes))
+    if a.causal and a.max_rounds > 0:
+        section_pairs = min(section_pairs, max(1, a.max_rounds * a.ctas // m_blocks))
 
     def cost(m):
         if not a.causal:
@@ -72,7 +79,8 @@ def main():
         last_key = min(a.n, (m + 1) * a.block_m)  # bottom-right causal with Nq = Nk
         return -(-last_key // a.block_n) + a.overhead
 
-    loads = walk_loads(m_blocks, pairs, section_pairs, a.ctas, a.causal, cost, bool(a.rotate))
+    loads = walk_loads(m_blocks, pairs, section_pairs, a.ctas, a.causal, cost, bool(a.rotate),
+                       bool(a.causal and a.max_rounds % 2))
     mean = sum(loads) / len(loads)
     costs = [cost(m) for m in range(m_blocks)] * pairs
     lpt = lpt_makespan(costs, a.ctas)
