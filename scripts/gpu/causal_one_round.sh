@@ -5,7 +5,8 @@
 # (FA_SM90_FWD_CAUSAL_SECTION_ROUNDS=1) against the default two-round cap. By key-block counts
 # (tests/core/test_tile_scheduler.cpp, OneRoundSectionsAlternate) it halves the K/V a round first
 # touches (d128 N512: 33 heads instead of 66; d256 N512: 16.5 MB instead of 32) at the same
-# balance. Prediction: d256 causal N512 +3-6%, d128 / d64 N512 0-3%, N >= 2k within the noise.
+# balance at d256 (2.6% worse than the cap of 2 at d128 N512 by block counts, the partial last
+# section). Prediction: d256 causal N512 +3-6%, d128 N512 0-1%, d64 0-3%, N >= 2k within the noise.
 # One build (bf16 d64/d128/d256 sm90 forward), the fa3 forward tests, the causal ones again with
 # the switch on, then compare.py against cuDNN (re-timed in every run) at causal N 512..4k,
 # order on2, one, one, on2. Returns bench.md, summary.txt, ab_stdout.txt.

@@ -115,7 +115,8 @@ TEST(TileScheduler, CausalSectionsStayBalanced) {
 TEST(TileScheduler, RotatedSectionsSpreadThePartialRounds) {
   struct Shape {
     int n, d;
-    double rotated_max;  // busiest CTA / mean with the rotation (sched_balance.py --rotate)
+    // busiest CTA / mean with the rotation (sched_balance.py --rotate 1 --max-rounds 0)
+    double rotated_max;
   };
   for (const Shape& sh : {Shape{1024, 64, 1.003}, Shape{2048, 64, 1.001}, Shape{1024, 256, 1.003},
                           Shape{2048, 128, 1.001}}) {
@@ -169,10 +170,12 @@ TEST(TileScheduler, CausalSectionsOfAtMostTwoRounds) {
       EXPECT_LE(double(*std::max_element(blocks.begin(), blocks.end())), 1.06 * bound + 1);
     }
     // Off (0) and equal-weight walks keep the budget's sections.
-    auto q = StaticLptScheduler::make_params(c.m_blocks, c.heads, c.batch, c.group, c.kv_bytes, true, true);
+    auto q = StaticLptScheduler::make_params(c.m_blocks, c.heads, c.batch, c.group, c.kv_bytes,
+                                             true, true);
     StaticLptScheduler::set_grid(q, 132, false, 0);
     EXPECT_EQ(q.section_pairs, budget_pairs);
-    auto r = StaticLptScheduler::make_params(c.m_blocks, c.heads, c.batch, c.group, c.kv_bytes, false, true);
+    auto r = StaticLptScheduler::make_params(c.m_blocks, c.heads, c.batch, c.group, c.kv_bytes,
+                                             false, true);
     const int r_pairs = r.section_pairs;
     StaticLptScheduler::set_grid(r, 132, false, 2);
     EXPECT_EQ(r.section_pairs, r_pairs);
@@ -207,7 +210,8 @@ TEST(TileScheduler, OneRoundSectionsAlternate) {
     for (int r = 0; r < q.rounds; ++r) {
       int starts = 0;
       TileCoord t;
-      for (int c = 0; c < 132; ++c) starts += StaticLptScheduler::tile_at(q, c, 132, r, t) && t.m_block == 3;
+      for (int c = 0; c < 132; ++c)
+        starts += StaticLptScheduler::tile_at(q, c, 132, r, t) && t.m_block == 3;
       peak = std::max(peak, starts);
     }
     EXPECT_EQ(peak, cap == 1 ? 33 : 66);

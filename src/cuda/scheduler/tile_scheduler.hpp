@@ -53,7 +53,7 @@ struct StaticLptScheduler {
     int batch = 0;
     int total_tiles = 0;    // m_blocks × heads × batch (persistent grid only)
     int section_pairs = 1;  // (batch, head) pairs per L2 section
-    int group = 1;          // query heads per K/V head in the pair order (host: whole groups per section)
+    int group = 1;          // query heads per K/V head (host: sections hold whole groups)
     bool reverse_m = false; // heavy query blocks last in the sequence: walk them first
     bool persistent = false;
     int rounds = 1;         // walk length in rounds (set by the launcher once the grid is known)
