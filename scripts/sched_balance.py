@@ -6,9 +6,9 @@
 Follows src/cuda/scheduler/tile_scheduler.hpp (StaticLptScheduler::tile_at and make_params): the
 (batch, head) pairs cut into L2 sections, the snake over rounds of G CTAs, and a causal walk that
 restarts the snake in every section, its sections capped at --max-rounds rounds (set_grid's
-max_section_rounds, FA_SM90_FWD_CAUSAL_SECTION_ROUNDS, default 2; an odd cap alternates the snake's
-direction across sections instead of restarting it). A tile's cost is its number of key blocks, plus --overhead
-blocks for its fixed work (Q load, first Q·Kᵀ, epilogue). The result says how far the busiest CTA
+max_section_rounds, FA_SM90_FWD_CAUSAL_SECTION_ROUNDS, default 2; an odd cap alternates the
+snake's direction across sections instead of restarting it). A tile's cost is its number of key
+blocks, plus --overhead blocks for its fixed work (Q load, first Q·Kᵀ, epilogue). The result says how far the busiest CTA
 is above the mean, which bounds what any rebalancing of whole tiles could gain. A greedy
 longest-first assignment to the least-loaded CTA stands in for a dynamic scheduler.
 No GPU needed.
@@ -26,10 +26,10 @@ def walk_loads(m_blocks, pairs, section_pairs, ctas, causal, cost, rotate=False,
         for sec in range(-(-pairs // section_pairs)):
             p = min(section_pairs, pairs - sec * section_pairs)
             for r in range(rounds):
+                backwards = (sec * rounds + r if alternate else r) & 1
                 for c in range(ctas):
                     u = (c + sec * shift) % ctas
-                    direction = sec * rounds + r if alternate else r
-                    local = r * ctas + (ctas - 1 - u if direction & 1 else u)
+                    local = r * ctas + (ctas - 1 - u if backwards else u)
                     if local < p * m_blocks:
                         loads[c] += cost(m_blocks - 1 - local // p)
     else:  # every tile costs the same: only how many each CTA gets matters

@@ -2144,8 +2144,8 @@ inline int64_t sm90_fwd_causal_l2_budget_bytes() {
 #endif
 inline int sm90_fwd_causal_section_rounds() {
   static const int r = [] {
-    const int v = env_int("FA_SM90_FWD_CAUSAL_SECTION_ROUNDS", -1);
-    return v >= 0 && v <= 64 ? v : FA_SM90_FWD_CAUSAL_SECTION_ROUNDS;
+    const int v = env_int("FA_SM90_FWD_CAUSAL_SECTION_ROUNDS", FA_SM90_FWD_CAUSAL_SECTION_ROUNDS);
+    return v <= 64 ? v : FA_SM90_FWD_CAUSAL_SECTION_ROUNDS;
   }();
   return r;
 }
