@@ -1340,9 +1340,11 @@ struct FwdKernel {
       else return make_tensor<Element>(tSrS.layout());
     }();
     // kTileChain: P lives in the carry, where the previous call may have left this tile's first.
-    auto& rP = [&]() -> auto& {
-      if constexpr (kTileChain) return carry.rP;
-      else return rP_own;
+    // Through a pointer: a lambda returning the reference draws EDG's #836-D, "returning
+    // reference to local variable", about the captured rP_own.
+    auto& rP = *[&] {
+      if constexpr (kTileChain) return &carry.rP;
+      else return &rP_own;
     }();
     // This tile's first Q·Kᵀ, softmax and P were done by the previous call (kTileChain).
     const bool chained_in = [&] {
@@ -2481,9 +2483,11 @@ core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
     FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_CASE)
 #undef FA_SM90_FWD_CASE
   }
-  // FA_SM90_FWD_D256_OVERLAP=0 (fwd_tile_config.hpp): the unmasked d256 instance without the
-  // intra-warpgroup overlap, whose S_{j+1} beside P_j does not fit 128-key blocks' registers.
-  constexpr unsigned kFeatures = kHeadDim == 256 && !kMasked && !FA_SM90_FWD_D256_OVERLAP
+  // FA_SM90_FWD_D256_OVERLAP=0 / FA_SM90_FWD_D256_MASKED_OVERLAP=0 (fwd_tile_config.hpp): the
+  // d256 instance without the intra-warpgroup overlap, whose S_{j+1} beside P_j does not fit
+  // 128-key blocks' registers.
+  constexpr bool kD256Overlap = kMasked ? FA_SM90_FWD_D256_MASKED_OVERLAP : FA_SM90_FWD_D256_OVERLAP;
+  constexpr unsigned kFeatures = kHeadDim == 256 && !kD256Overlap
                                      ? fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap
                                      : fwd_feature::kAll;
   return launch_fwd<FwdKernel<Element, kHeadDim, kMasked, kSoftcap, kFeatures>, Element>(p, stream);

@@ -147,6 +147,20 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_D256_MASKED_BLOCK_N
 #define FA_SM90_FWD_D256_MASKED_BLOCK_N 64
 #endif
+// The masked d256 instance's K/V ring depth and intra-warpgroup overlap, build-time experiments
+// for FA_SM90_FWD_D256_MASKED_BLOCK_N=128 (1 stage, overlap off: the unmasked instance's
+// session-35 form). Why 128 for the causal walk: with Nq = Nk a 128-row tile's diagonal is
+// exactly one 128-key block, so causal N512 runs 10 key blocks per head instead of 20 of 64 (the
+// same keys, half the per-block softmax reductions, barriers and pipeline turns); cuDNN's d256
+// kernel uses 128-key blocks. Against it: one K/V stage and no softmax/P·V overlap inside a
+// warpgroup (O 128 + S 64 + P 32 registers per thread do not fit beside the mask's state).
+// Not measured on the GPU yet (scripts/gpu/d256_masked_ab.sh).
+#ifndef FA_SM90_FWD_D256_MASKED_STAGES
+#define FA_SM90_FWD_D256_MASKED_STAGES 2
+#endif
+#ifndef FA_SM90_FWD_D256_MASKED_OVERLAP
+#define FA_SM90_FWD_D256_MASKED_OVERLAP 1
+#endif
 // Q slot release point: 1 = as soon as the tile's last Q·Kᵀ wgmma has retired (inside the last
 // mainloop step, before its softmax and the last two P·V), 0 = after the mainloop (before the last
 // P·V). Earlier release lets the producer start the next tile's Q load (one slot) a softmax and a
@@ -325,7 +339,7 @@ template <bool kMasked> struct FwdTile<192, kMasked> {
 template <bool kMasked> struct FwdTile<256, kMasked> {
   static constexpr int kBlockM = 128,
                        kBlockN = kMasked ? FA_SM90_FWD_D256_MASKED_BLOCK_N : FA_SM90_FWD_D256_BLOCK_N,
-                       kStages = kMasked ? 2 : FA_SM90_FWD_D256_STAGES;
+                       kStages = kMasked ? FA_SM90_FWD_D256_MASKED_STAGES : FA_SM90_FWD_D256_STAGES;
 };
 
 // FP8 (e4m3) tiles. Default kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale
@@ -409,8 +423,11 @@ static_assert(FA_SM90_FWD_D256_BLOCK_N == 48 || FA_SM90_FWD_D256_BLOCK_N == 64 |
               "d256 key block: see above (128 fits shared memory only with one K/V stage)");
 static_assert(FA_SM90_FWD_D256_STAGES == 1 || FA_SM90_FWD_D256_STAGES == 2, "d256 K/V ring depth");
 static_assert(FA_SM90_FWD_D256_MASKED_BLOCK_N == 48 || FA_SM90_FWD_D256_MASKED_BLOCK_N == 64 ||
-                  FA_SM90_FWD_D256_MASKED_BLOCK_N == 80,
-              "d256 key block: see above");
+                  FA_SM90_FWD_D256_MASKED_BLOCK_N == 80 ||
+                  (FA_SM90_FWD_D256_MASKED_BLOCK_N == 128 && FA_SM90_FWD_D256_MASKED_STAGES == 1),
+              "d256 masked key block: see above (128 fits shared memory only with one K/V stage)");
+static_assert(FA_SM90_FWD_D256_MASKED_STAGES == 1 || FA_SM90_FWD_D256_MASKED_STAGES == 2,
+              "d256 masked K/V ring depth");
 static_assert(FA_SM90_FWD_EARLY_Q_RELEASE == 0 || FA_SM90_FWD_EARLY_Q_RELEASE == 1, "0 or 1");
 static_assert(FA_SM90_FWD_OWN_EXT_MMA == 0 || FA_SM90_FWD_OWN_EXT_MMA == 1, "0 or 1");
 
