@@ -1,5 +1,6 @@
 // Host-side check of the O staging layout that the sm90 forward's stmatrix epilogue assumes
-// (FwdKernel::store_o_tma with kOStsm, src/cuda/sm90/flash_fwd.cuh), against CuTe's own partitions.
+// (FwdEpilogue::stage_o_tma with FA_SM90_FWD_O_STSM, src/cuda/sm90/fwd_epilogue.hpp), against
+// CuTe's own partitions.
 // No GPU needed:
 //   nvcc -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -I src -I include \
 //        -isystem .deps/cutlass/include -x cu scripts/check_sm90_fwd_layout.cu -o /tmp/fwd_layout_check
@@ -47,7 +48,7 @@ int check(const char* what = "") {
       const int k = i / 2, e = i % 2;      // register (values 2k, 2k+1), element in it
       const int j = k / 4, q = k % 4;      // stmatrix instruction, matrix
       const int src = 8 * q + lane / 4;    // the lane giving the address of this thread's matrix row
-      const uint32_t addr = K::o_stsm_offset(warp * 16 + (src & 15), j, src) +
+      const uint32_t addr = K::Epilogue::o_stsm_offset(warp * 16 + (src & 15), j, src) +
                             uint32_t(sizeof(T)) * uint32_t(2 * (lane % 4) + e);
       const uint32_t want = uint32_t(reinterpret_cast<char*>(&sO(row, col)) - reinterpret_cast<char*>(mem));
       if (addr != want && bad++ < 5)
@@ -92,14 +93,15 @@ int check_rowcol(Mma const& mma, int threads, const char* what) {
   return bad;
 }
 
-// Direct O stores through the quad transpose (FwdKernel::store_o_rows_wide, kOStoreRounds): the
+// Direct O stores through the quad transpose (FwdEpilogue::store_o_rows_wide, kOStoreRounds): the
 // kernel takes row r's word g of a thread from values (r, 2g), (r, 2g + 1) of the row-column
 // view and stores it as columns 8g + 2 (lane % 4), +1 of the row of value (r, 0), the same row in
 // the quad's 4 lanes. tests/core/test_quad_store.cpp checks the transpose against that layout;
 // here the layout is checked against CuTe's partition, for every head dim (any instance can take
 // this path: varlen, packed GQA, O without TMA alignment).
-// The score mask by bit masks (FwdKernel::apply_mask_bits, FA_SM90_FWD_MASK_R2P) assumes the same
-// layout for the Q·Kᵀ accumulator (kBlockM × kBlockN): checked here for the S tile too.
+// The score mask by bit masks (FwdScoreMask::apply_bits, fwd_mask.hpp; FA_SM90_FWD_MASK_R2P)
+// assumes the same layout for the Q·Kᵀ accumulator (kBlockM × kBlockN): checked here for the S
+// tile too.
 template <class K>
 int check_quad_rows(const char* what) {
   constexpr int D = K::kHeadDimC;

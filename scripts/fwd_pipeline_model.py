@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A model of the sm90 forward kernel's synchronisation, to check its protocol without a GPU.
 
-What it models (src/cuda/sm90/flash_fwd.cuh, the warp-specialised TMA path with the tile handoff):
+What it models (src/cuda/sm90/flash_fwd_kernel.cuh, the warp-specialised TMA path with the tile handoff):
 - the producer thread: per tile of its walk, the handoff record, then Q, K_i and V_i loads, each
   after acquiring its ring slot (PipelineTma: full/empty mbarriers, position it in stage it % S);
 - the consumer warpgroups, each one actor (its 128 threads move together): per tile, the waits,

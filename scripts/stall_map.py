@@ -73,7 +73,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("obj")
-    ap.add_argument("--own", default="flash_bwd.cuh,flash_fwd.cuh,flash_bwd_kernel.cuh,sm80_tile.cuh",
+    ap.add_argument("--own",
+                    default="flash_bwd.cuh,flash_fwd.cuh,flash_bwd_kernel.cuh,flash_fwd_kernel.cuh,"
+                            "fwd_mask.hpp,sm80_tile.cuh",
                     help="comma list of our files whose lines key the groups")
     ap.add_argument("--skip", type=int, action="append", default=[], help="own line to ignore (repeatable)")
     ap.add_argument("--function", help="mangled name (default: the function with as many instructions as the CSV)")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU run of the FP8 (e4m3) forward (fa_fp8_forward: src/cuda/fp8/ quantisers + the fp8 trait of
-# src/cuda/sm90/flash_fwd.cuh), from the repository root (.deps carried):
+# src/cuda/sm90/flash_fwd_kernel.cuh), from the repository root (.deps carried):
 #     bash scripts/gpu/fp8.sh "$OUT"
 # 1. scripts/gpu/check.sh with STAGES=build,test,sanitize: configure (Ninja, sm_90a, ptxas -v) with
 #    the fp8 instances and the 16-bit sm90 forward instances they are compared with, build -j16,

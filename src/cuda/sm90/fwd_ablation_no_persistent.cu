@@ -1,6 +1,6 @@
 // Ablation variant of the sm90 forward: FA_SM90_FWD_ABLATE=no_persistent, bf16 d128, unmasked (one kernel per
 // file: compile budget). The feature set is the one FA_SM90_FWD_ABLATIONS names (flash_fwd.cuh).
-#define FA_INSTANCE_HEAD_DIM 128  // the tile, for flash_fwd.cuh's include choice
+#define FA_INSTANCE_HEAD_DIM 128  // the tile, for flash_fwd_kernel.cuh's include choice
 #define FA_INSTANCE_MASKED 0
 #include "cuda/sm90/flash_fwd.cuh"
 

@@ -4,7 +4,7 @@
 // GQA group reads its KV head's K/V again. With a short query (decode, Nq = 1..64) most of the
 // tile's rows are padding. Packed, the tile's rows are (query position i, head-in-group g) pairs,
 // row r = i·G + g, all of one KV head: one CTA reads K/V once for the whole group and fills its
-// rows G times better. The kernel side (flash_fwd.cuh) loads Q with a rank-5 TMA map
+// rows G times better. The kernel side (flash_fwd_kernel.cuh) loads Q with a rank-5 TMA map
 // (d, G, Nq, Hk, B), so G must divide kBlockM: a power of two here (G = 7 never packs).
 //
 // The rule (auto): pack when G > 1, G | kBlockM and the packed tiles are filled clearly better:

@@ -16,7 +16,7 @@
 
 // FA_SM90_FWD_SHORT_N=1: the short-sequence switches of session 6 in one flag (a build passes one
 // -D through scripts/gpu/check.sh's EXTRA_CMAKE), the build timed as "shortn" in session 6
-// round 2: FA_SM90_FWD_MASK_SPLIT 62 (flash_fwd.cuh; d64-d256, every head dim with an sm90
+// round 2: FA_SM90_FWD_MASK_SPLIT 62 (fwd_mask.hpp; d64-d256, every head dim with an sm90
 // forward instance, as its earlier value 1 meant), FA_SM90_FWD_EPI_OVERLAP 8 and
 // FA_SM90_FWD_EPI_OVERLAP_MASKED 2 (below: the instances where the overlap compiles without
 // spills). A switch set on its own wins. It differs from the defaults in MASK_SPLIT at
@@ -226,7 +226,7 @@ namespace fa::cuda::sm90 {
 // block (Q·Kᵀ N) other than 64, 96, 128, 192, 256, the base shapes' N >= 64 (P·V's N is the head
 // dim, always a base shape), and not one of ours above: with the defaults none does; the other
 // values the tile switches allow (d256 48, d128 144 / 160, ...) still get CUTLASS's.
-// Preprocessor-only so that flash_fwd.cuh can decide before including CuTe; FwdKernel
+// Preprocessor-only so that flash_fwd_kernel.cuh can decide before including CuTe; FwdKernel
 // static_asserts that the atoms it gets have N = kBlockN, so a tile table and this predicate that
 // disagree fail to compile instead of silently taking a narrower atom.
 #define FA_SM90_FWD_EXT_N(n)                                                                      \
