@@ -95,10 +95,11 @@ def dump(entry, out_dir, bin_dir):
     sass = subprocess.run(
         [os.path.join(bin_dir, "cuobjdump"), "-sass", obj], env=env, capture_output=True, text=True
     ).stdout
+    # Instruction lines: /*addr*/ with 4 hex digits or more (a kernel past 4096 instructions).
     sass = [
         ln.strip()
         for ln in sass.splitlines()
-        if re.match(r"\s+/\*[0-9a-f]{4}\*/|\s*Function :", ln)
+        if re.match(r"\s+/\*[0-9a-f]{4,}\*/|\s*Function :", ln)
     ]
     host = subprocess.run(
         ["objdump", "-d", "--no-show-raw-insn", obj], capture_output=True, text=True
@@ -144,34 +145,35 @@ def main():
             )
         names = sorted(set(units["base"][0]) | set(units["tree"][0]))
         jobs = {}
+        # Verdicts print as the units finish, in name order.
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
             for n in names:
                 for label in ("base", "tree"):
                     cmds, out = units[label]
                     if n in cmds:
                         jobs[(n, label)] = pool.submit(dump, cmds[n], out, bin_dir)
-        bad = 0
-        for n in names:
-            res = {
-                label: jobs[(n, label)].result() if (n, label) in jobs else "absent"
-                for label in ("base", "tree")
-            }
-            if any(isinstance(v, str) for v in res.values()):
-                verdict = "; ".join(f"{k}: {v}" for k, v in res.items() if isinstance(v, str))
-            else:
-                same_sass = res["base"][0] == res["tree"][0]
-                same_host = res["base"][1] == res["tree"][1]
-                verdict = (
-                    "identical"
-                    if same_sass and same_host
-                    else ("SASS differs" if not same_sass else "")
-                    + (" host differs" if not same_host else "")
-                )
-                if same_sass:
-                    lines = sum(1 for s in res["tree"][0] if not s.startswith("Function"))
-                    verdict += f" ({lines} SASS lines)"
-            bad += not verdict.startswith("identical")
-            print(f"{n}: {verdict}", flush=True)
+            bad = 0
+            for n in names:
+                res = {
+                    label: jobs[(n, label)].result() if (n, label) in jobs else "absent"
+                    for label in ("base", "tree")
+                }
+                if any(isinstance(v, str) for v in res.values()):
+                    verdict = "; ".join(f"{k}: {v}" for k, v in res.items() if isinstance(v, str))
+                else:
+                    same_sass = res["base"][0] == res["tree"][0]
+                    same_host = res["base"][1] == res["tree"][1]
+                    verdict = (
+                        "identical"
+                        if same_sass and same_host
+                        else ("SASS differs" if not same_sass else "")
+                        + (" host differs" if not same_host else "")
+                    )
+                    if same_sass:
+                        lines = sum(1 for s in res["tree"][0] if not s.startswith("Function"))
+                        verdict += f" ({lines} SASS lines)"
+                bad += not verdict.startswith("identical")
+                print(f"{n}: {verdict}", flush=True)
         print(f"{len(names) - bad} of {len(names)} units identical to {a.base}")
         return 1 if bad else 0
     finally:

@@ -84,20 +84,24 @@ struct FwdScoreMask {
       }
       return;
     }
+    // Unmasked instances with the split always took the branch above: compiled out, so the
+    // front end does not flag this loop as unreachable (#128-D).
+    if constexpr (!kMaskSplit || kMasked) {
 #pragma unroll
-    for (int r = 0; r < size<0>(s); ++r) {
-      const int64_t row = m0 + (get<0>(coord(r, 0)) >> pack_shift);
-      const int64_t diag = mask.diag(row);
-      int64_t hi = mask.k_len, lo = 0;
-      if (kMasked && mask.right >= 0) hi = cute::min(hi, diag + mask.right + 1);
-      if (kMasked && mask.left >= 0) lo = cute::max(lo, diag - mask.left);
-      // Clamp into [0, k_len] so the per-element test is 32-bit.
-      const int hi32 = int(cute::max(hi, int64_t(0))) - n0;
-      const int lo32 = int(cute::min(lo, mask.k_len)) - n0;
+      for (int r = 0; r < size<0>(s); ++r) {
+        const int64_t row = m0 + (get<0>(coord(r, 0)) >> pack_shift);
+        const int64_t diag = mask.diag(row);
+        int64_t hi = mask.k_len, lo = 0;
+        if (kMasked && mask.right >= 0) hi = cute::min(hi, diag + mask.right + 1);
+        if (kMasked && mask.left >= 0) lo = cute::max(lo, diag - mask.left);
+        // Clamp into [0, k_len] so the per-element test is 32-bit.
+        const int hi32 = int(cute::max(hi, int64_t(0))) - n0;
+        const int lo32 = int(cute::min(lo, mask.k_len)) - n0;
 #pragma unroll
-      for (int c = 0; c < size<1>(s); ++c) {
-        const int col = get<1>(coord(0, c));
-        if (col >= hi32 || col < lo32) s(r, c) = -INFINITY;
+        for (int c = 0; c < size<1>(s); ++c) {
+          const int col = get<1>(coord(0, c));
+          if (col >= hi32 || col < lo32) s(r, c) = -INFINITY;
+        }
       }
     }
   }
