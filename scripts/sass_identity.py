@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,8 @@ def main():
     )
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
+    # Killed, it still removes its git worktree (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     bin_dir = tools()
     work = tempfile.mkdtemp(prefix="sass_identity_")
     base_tree = os.path.join(work, "base")
@@ -145,8 +148,10 @@ def main():
             )
         names = sorted(set(units["base"][0]) | set(units["tree"][0]))
         jobs = {}
-        # Verdicts print as the units finish, in name order.
-        with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        # Verdicts print as the units finish, in name order. Not a `with`: on SIGTERM the pool
+        # must drop its queued units rather than compile them all before the cleanup.
+        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+        try:
             for n in names:
                 for label in ("base", "tree"):
                     cmds, out = units[label]
@@ -174,6 +179,8 @@ def main():
                         verdict += f" ({lines} SASS lines)"
                 bad += not verdict.startswith("identical")
                 print(f"{n}: {verdict}", flush=True)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
         print(f"{len(names) - bad} of {len(names)} units identical to {a.base}")
         return 1 if bad else 0
     finally:
