@@ -140,8 +140,9 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_D256_OVERLAP 1
 #endif
 // The masked (causal / window) d256 instances separately: 64 divides kBlockM, so (Nq = Nk) a tile's
-// diagonal covers exactly two key blocks (80: two or three), and 48 / 64 compile without the
-// masked instance's spill at 80 (52 B). H200, session 4, d256 against cuDNN in the same run, causal
+// diagonal covers exactly two key blocks (80: two or three), and 48 / 64 compiled without the
+// masked instance's spill at 80 (52 B in session 4; today's kernel compiles 80 without spills,
+// session 37). H200, session 4, d256 against cuDNN in the same run, causal
 // N 512/1k/2k/8k: 0.71/0.84/0.96/1.08x with 64, 0.64/0.76/0.91/1.06x with 80; non-causal N8k 0.86x
 // with 64 against 1.00x with 80, so only the masked instance takes 64.
 #ifndef FA_SM90_FWD_D256_MASKED_BLOCK_N
