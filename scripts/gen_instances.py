@@ -38,8 +38,8 @@ FAMILIES = [
 # second kernel through a declared-only function template: <instance><suffix>.cu includes header and
 # holds the explicit instantiation (a format string with {elem}, {hd}) for each instance whose head
 # dim (and, if given, (masked, softcap) variant) is listed, so every unit still compiles one
-# attention kernel. Not registry entries; the suffix keeps a filter that matches an instance's name
-# matching its companion too.
+# attention kernel. Not registry entries; CMake's FA_INSTANCE_FILTER keeps a companion with its
+# instance (it strips the suffixes it knows, _nc80 and _wide: add a new suffix there too).
 # in_dtype: the inputs' registry dtype when it differs from the output's (the FP8 forward:
 # "F8E4M3"); dtypes then name the output element, which is the launcher's Element argument.
 def family(prefix, arch, header, launcher, algo, pas, min_sm, max_sm, head_dims, dtypes=("fp16", "bf16"),

@@ -175,6 +175,9 @@ std::vector<Case> grid_cases() {
   v.push_back(window(mk(FP16, 64, 1, 2, 2, 1000, 1000), -1, 32));
   v.push_back(causal(window(mk(BF16, 96, 1, 2, 2, 1000, 1000), 128, -1)));
   v.push_back(window(mk(BF16, 256, 1, 2, 1, 1000, 1000), 0, 0));  // diagonal only
+  // Masked d256 past FA_SM90_FWD_D256_WIDE_MAX_N keys (2048): the 80-key tile; the shorter masked
+  // d256 cases take the 128-key wide tile (run_sm90_fwd).
+  v.push_back(causal(mk(BF16, 256, 1, 2, 1, 1000, 2500)));
   // 4. Softcap 30, on ordinary and on large logits (where it changes the result).
   v.push_back(softcap(mk(BF16, 128, 2, 4, 2, 1000, 1000), 30.f));
   v.push_back(softcap(causal(mk(BF16, 128, 2, 4, 2, 1000, 1000)), 30.f));

@@ -455,6 +455,28 @@ inline unsigned sm90_fwd_ablation() {
   return features;
 }
 
+// The masked d256 wide-key tile (FwdTile<256, true, true>, fwd_tile_config.hpp): 128 keys × 1
+// stage without the intra-warpgroup overlap, compiled in the companion units
+// sm90_fwd_<dtype>_hd256_mask_softcap_wide.cu (one kernel per unit).
+constexpr unsigned kD256WideFeatures = (fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap) | fwd_feature::kWideKeys;
+#if FA_SM90_FWD_D256_MASKED_WIDE
+extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 256, true, true, kD256WideFeatures>(
+    const core::AttnParams&, cudaStream_t);
+extern template core::Status launch_fwd_variant<cutlass::half_t, 256, true, true, kD256WideFeatures>(
+    const core::AttnParams&, cudaStream_t);
+// Whether a masked d256 call takes the wide-key tile: the keys one 128-row query tile can see (the
+// key length, or a two-sided window's span) are at most FA_SM90_FWD_D256_WIDE_MAX_N (environment,
+// read once; 0 = never). With few key blocks per tile, halving their number (the causal diagonal is
+// one 128-key block) beats the second K/V stage and the overlap; with many it does not (H100,
+// session 39: equal at causal N 2k, fwd_tile_config.hpp).
+inline bool d256_wide_keys(const core::AttnParams& p) {
+  static const int64_t max_n = env_int("FA_SM90_FWD_D256_WIDE_MAX_N", 2048);
+  int64_t span = p.seqlen_k;
+  if (p.window_left >= 0 && p.window_right >= 0) span = std::min(span, p.window_left + p.window_right + 128);
+  return span <= max_n;
+}
+#endif
+
 }  // namespace fa::cuda::sm90
 
 namespace fa::cuda {
@@ -470,6 +492,11 @@ core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
     FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_CASE)
 #undef FA_SM90_FWD_CASE
   }
+#if FA_SM90_FWD_D256_MASKED_WIDE
+  if constexpr (kHeadDim == 256 && kMasked && kSoftcap) {
+    if (d256_wide_keys(p)) return launch_fwd_variant<Element, 256, true, true, kD256WideFeatures>(p, stream);
+  }
+#endif
   // FA_SM90_FWD_D256_OVERLAP=0 / FA_SM90_FWD_D256_MASKED_OVERLAP=0 (fwd_tile_config.hpp): the
   // d256 instance without the intra-warpgroup overlap, whose S_{j+1} beside P_j does not fit
   // 128-key blocks' registers.

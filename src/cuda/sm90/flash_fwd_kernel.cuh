@@ -144,6 +144,9 @@ constexpr unsigned kTmaStore = 1u << 3;        // O: registers → smem → TMA 
 constexpr unsigned kTmaLoad = 1u << 4;         // Q/K/V by TMA (off: cp.async from the producer WG)
 constexpr unsigned kWarpSpecialised = 1u << 5; // producer warpgroup (off: consumers load, no setmaxnreg)
 constexpr unsigned kAll = kIntraWgOverlap | kPingPong | kPersistent | kTmaStore | kTmaLoad | kWarpSpecialised;
+// Not an ablation and not in kAll: the head dim's wide-key tile (FwdTile's kWideKeys; masked d256
+// only, whose short-sequence calls take it, run_sm90_fwd).
+constexpr unsigned kWideKeys = 1u << 6;
 }  // namespace fwd_feature
 
 struct NoTmaO {};  // the O tensor map of an instance without the TMA-store epilogue
@@ -227,7 +230,8 @@ struct FwdKernel {
   // runs at 255 registers, where the packed Q load in its mainloop made it spill.
   static constexpr bool kCanPack = kTmaLoad && kWarpSpecialised && !kFp8;
 
-  using Tile = std::conditional_t<kFp8, FwdTileFp8<kHeadDim, kMasked>, FwdTile<kHeadDim, kMasked>>;
+  using Tile = std::conditional_t<kFp8, FwdTileFp8<kHeadDim, kMasked>,
+                                  FwdTile<kHeadDim, kMasked, (kFeatures & fwd_feature::kWideKeys) != 0>>;
   static constexpr int kHeadDimC = kHeadDim;
   static constexpr bool kMaskedC = kMasked;
   using OutElementC = OutElement;

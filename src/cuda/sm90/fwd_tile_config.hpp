@@ -139,28 +139,41 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_D256_OVERLAP
 #define FA_SM90_FWD_D256_OVERLAP 1
 #endif
-// The masked (causal / window) d256 instances separately: 64 divides kBlockM, so (Nq = Nk) a tile's
-// diagonal covers exactly two key blocks (80: two or three), and 48 / 64 compiled without the
-// masked instance's spill at 80 (52 B in session 4; today's kernel compiles 80 without spills,
-// session 37). H200, session 4, d256 against cuDNN in the same run, causal
-// N 512/1k/2k/8k: 0.71/0.84/0.96/1.08x with 64, 0.64/0.76/0.91/1.06x with 80; non-causal N8k 0.86x
-// with 64 against 1.00x with 80, so only the masked instance takes 64.
+// The masked (causal / window, + softcap) d256 instances separately. Two tiles since session 39,
+// chosen per call by run_sm90_fwd (flash_fwd.cuh): this one (default 80 keys × 2 stages with the
+// intra-warpgroup overlap, as the unmasked instance) for long key ranges, and the wide-key tile
+// below (FwdTile<256, true, true>: 128 keys × 1 stage, no overlap, in its own units) for short ones.
+// H100, session 39 (LOG; scripts/gpu/d256_masked_ab.sh), bf16 d256 causal, TFLOP/s at
+// N 512/1k/2k/4k/8k/16k, two alternations each, cuDNN 303-309 ... 578-589 in the same call:
+//   64 × 2 + overlap (the default until session 39) 282/288 404/400 487/491 527/574 601/599 616/617
+//   80 × 2 + overlap                                270/269 395/396 510/512 606/604 657/657 694/701
+//   128 × 1, no overlap                             292/285 415/418 523/508 568/566 621/619 664/645
+// 128 keys: with Nq = Nk a 128-row tile's diagonal is exactly one key block, so causal N512 runs
+// 10 key blocks per head instead of 20 of 64 (half the per-block softmax reductions, barriers and
+// pipeline turns); with one K/V stage and no overlap it falls behind 80 × 2 once a tile has many
+// full blocks. 80 keys: the diagonal is two or three ragged blocks (12% of N512's keys computed in
+// vain), which costs at N <= 1k. Session 4 (H200, an older kernel): 64 beat 80 at N <= 2k
+// (causal 0.71/0.84/0.96 against 0.64/0.76/0.91 × cuDNN) and the masked instance spilled 52 B at 80;
+// today's kernel compiles 80 without spills (session 37).
 #ifndef FA_SM90_FWD_D256_MASKED_BLOCK_N
-#define FA_SM90_FWD_D256_MASKED_BLOCK_N 64
+#define FA_SM90_FWD_D256_MASKED_BLOCK_N 80
 #endif
-// The masked d256 instance's K/V ring depth and intra-warpgroup overlap, build-time experiments
-// for FA_SM90_FWD_D256_MASKED_BLOCK_N=128 (1 stage, overlap off: the unmasked instance's
-// session-35 form). Why 128 for the causal walk: with Nq = Nk a 128-row tile's diagonal is
-// exactly one 128-key block, so causal N512 runs 10 key blocks per head instead of 20 of 64 (the
-// same keys, half the per-block softmax reductions, barriers and pipeline turns); cuDNN's d256
-// kernel uses 128-key blocks. Against it: one K/V stage and no softmax/P·V overlap inside a
-// warpgroup (O 128 + S 64 + P 32 registers per thread do not fit beside the mask's state).
-// Not measured on the GPU yet (scripts/gpu/d256_masked_ab.sh).
+// The masked d256 instance's K/V ring depth and intra-warpgroup overlap (build-time experiments;
+// FA_SM90_FWD_D256_MASKED_BLOCK_N=128 needs 1 stage, and without the overlap O 128 + S 64 + P 32
+// registers per thread fit beside the mask's state: the wide-key tile's form).
 #ifndef FA_SM90_FWD_D256_MASKED_STAGES
 #define FA_SM90_FWD_D256_MASKED_STAGES 2
 #endif
 #ifndef FA_SM90_FWD_D256_MASKED_OVERLAP
 #define FA_SM90_FWD_D256_MASKED_OVERLAP 1
+#endif
+// The masked d256 wide-key tile (1 = built: companion units sm90_fwd_<dtype>_hd256_mask_softcap_wide.cu,
+// scripts/instances/sm90_fwd.py; 0 = not built, every masked d256 call takes the tile above).
+// Which calls take it: run_sm90_fwd, by the key range a query tile can see, at most
+// FA_SM90_FWD_D256_WIDE_MAX_N keys (environment, read once; default 2048, the session-39
+// crossover; 0 = never, so one build measures both).
+#ifndef FA_SM90_FWD_D256_MASKED_WIDE
+#define FA_SM90_FWD_D256_MASKED_WIDE 1
 #endif
 // Q slot release point: 1 = as soon as the tile's last Q·Kᵀ wgmma has retired (inside the last
 // mainloop step, before its softmax and the last two P·V), 0 = after the mainloop (before the last
@@ -322,26 +335,29 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_Q_AHEAD 0
 #endif
 
-template <int kHeadDim, bool kMasked = false>
+// kWideKeys: the head dim's wide-key tile (fwd_feature::kWideKeys), where it has one.
+template <int kHeadDim, bool kMasked = false, bool kWideKeys = false>
 struct FwdTile;
 
-template <bool kMasked> struct FwdTile<64, kMasked> {
+template <bool kMasked> struct FwdTile<64, kMasked, false> {
   static constexpr int kBlockM = kMasked ? FA_SM90_FWD_D64_MASKED_BLOCK_M : FA_SM90_FWD_D64_BLOCK_M,
                        kBlockN = kMasked ? FA_SM90_FWD_D64_MASKED_BLOCK_N : FA_SM90_FWD_D64_BLOCK_N,
                        kStages = FA_SM90_FWD_D64_STAGES;
 };
-template <bool kMasked> struct FwdTile<96, kMasked>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
-template <bool kMasked> struct FwdTile<128, kMasked> {
+template <bool kMasked> struct FwdTile<96, kMasked, false>  { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 2; };
+template <bool kMasked> struct FwdTile<128, kMasked, false> {
   static constexpr int kBlockM = 128, kBlockN = kMasked ? 128 : FA_SM90_FWD_D128_BLOCK_N, kStages = 2;
 };
-template <bool kMasked> struct FwdTile<192, kMasked> {
+template <bool kMasked> struct FwdTile<192, kMasked, false> {
   static constexpr int kBlockM = 128, kBlockN = FA_SM90_FWD_D192_BLOCK_N, kStages = 2;
 };
-template <bool kMasked> struct FwdTile<256, kMasked> {
+template <bool kMasked> struct FwdTile<256, kMasked, false> {
   static constexpr int kBlockM = 128,
                        kBlockN = kMasked ? FA_SM90_FWD_D256_MASKED_BLOCK_N : FA_SM90_FWD_D256_BLOCK_N,
                        kStages = kMasked ? FA_SM90_FWD_D256_MASKED_STAGES : FA_SM90_FWD_D256_STAGES;
 };
+// Q 64 + 1 × (64 + 64) = 192 KB; its kernel runs without the intra-warpgroup overlap (registers).
+template <> struct FwdTile<256, true, true> { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 1; };
 
 // FP8 (e4m3) tiles. Default kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale
 // (FA3's block quantisation), and kBlockM = 128 (2 consumer warpgroups; each one's 64 rows are one Q
@@ -429,6 +445,7 @@ static_assert(FA_SM90_FWD_D256_MASKED_BLOCK_N == 48 || FA_SM90_FWD_D256_MASKED_B
               "d256 masked key block: see above (128 fits shared memory only with one K/V stage)");
 static_assert(FA_SM90_FWD_D256_MASKED_STAGES == 1 || FA_SM90_FWD_D256_MASKED_STAGES == 2,
               "d256 masked K/V ring depth");
+static_assert(FA_SM90_FWD_D256_MASKED_WIDE == 0 || FA_SM90_FWD_D256_MASKED_WIDE == 1, "0 or 1");
 static_assert(FA_SM90_FWD_EARLY_Q_RELEASE == 0 || FA_SM90_FWD_EARLY_Q_RELEASE == 1, "0 or 1");
 static_assert(FA_SM90_FWD_OWN_EXT_MMA == 0 || FA_SM90_FWD_OWN_EXT_MMA == 1, "0 or 1");
 
