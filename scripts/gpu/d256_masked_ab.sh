@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# One GPU call (written in session 37, not yet run), from the repository root with .deps carried:
+# One GPU call (written in session 37, run in session 39: LOG.md), from the repository root with .deps carried:
 #     bash scripts/gpu/d256_masked_ab.sh "$OUT"
 # The masked (causal) d256 instance's key block, against its default of 64 keys × 2 stages with
-# the intra-warpgroup overlap (build-off/):
+# the intra-warpgroup overlap (build-off/; since session 39 the default is 80 × 2 plus the wide
+# 128-key kernel for key ranges <= 2048, so build-off/ now builds that, not 64 × 2):
 #   build/     128 keys, 1 stage, no overlap (FA_SM90_FWD_D256_MASKED_BLOCK_N=128, _STAGES=1,
 #              _OVERLAP=0; the tested build: fa3 forward tests). With Nq = Nk a 128-row tile's
 #              diagonal is one 128-key block: causal N512 runs 10 blocks per head instead of 20.
