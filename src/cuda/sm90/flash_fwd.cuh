@@ -28,6 +28,7 @@
 #include "cuda/dispatch.hpp"
 #include "cuda/scheduler/tile_scheduler.hpp"
 #include "cuda/sm90/fwd_pack_gqa.hpp"
+#include "cuda/sm90/fwd_route.hpp"
 
 namespace fa::cuda::sm90 {
 
@@ -471,9 +472,7 @@ extern template core::Status launch_fwd_variant<cutlass::half_t, 256, true, true
 // session 39: equal at causal N 2k, fwd_tile_config.hpp).
 inline bool d256_wide_keys(const core::AttnParams& p) {
   static const int64_t max_n = env_int("FA_SM90_FWD_D256_WIDE_MAX_N", 2048);
-  int64_t span = p.seqlen_k;
-  if (p.window_left >= 0 && p.window_right >= 0) span = std::min(span, p.window_left + p.window_right + 128);
-  return span <= max_n;
+  return d256_takes_wide_keys(p, FwdTile<256, true, true>::kBlockM, max_n);
 }
 #endif
 
