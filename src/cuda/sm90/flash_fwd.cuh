@@ -465,11 +465,7 @@ extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 256, true, 
     const core::AttnParams&, cudaStream_t);
 extern template core::Status launch_fwd_variant<cutlass::half_t, 256, true, true, kD256WideFeatures>(
     const core::AttnParams&, cudaStream_t);
-// Whether a masked d256 call takes the wide-key tile: the keys one 128-row query tile can see (the
-// key length, or a two-sided window's span) are at most FA_SM90_FWD_D256_WIDE_MAX_N (environment,
-// read once; 0 = never). With few key blocks per tile, halving their number (the causal diagonal is
-// one 128-key block) beats the second K/V stage and the overlap; with many it does not (H100,
-// session 39: equal at causal N 2k, fwd_tile_config.hpp).
+// FA_SM90_FWD_D256_WIDE_MAX_N (environment, read once) is the rule's max_n (fwd_route.hpp).
 inline bool d256_wide_keys(const core::AttnParams& p) {
   static const int64_t max_n = env_int("FA_SM90_FWD_D256_WIDE_MAX_N", 2048);
   return d256_takes_wide_keys(p, FwdTile<256, true, true>::kBlockM, max_n);
