@@ -13,6 +13,8 @@
 #   SAN_FILTER    gtest filter for memcheck                         (default: Quick/*)
 #   SAN_FILTER_RACE  filter for racecheck/synccheck (slower tools)  (default: Quick/*_auto:Quick/*_fa2)
 #   SAN_RING      run under all three tools with FA_SM90_FWD_MAX_CTAS=3 (default: RingSmall/*; empty: off)
+#   SAN_RING_ENV  "VAR=VALUE filter": the ring tools once more with VAR set, on filter
+#                 (default: the masked d256 ring case on the 80-key tile; empty: off)
 #   COMPARE_ARGS  arguments for bench/compare.py                    (default: --quick --plot-grid)
 #   DEADLINE_S    whole-script budget in seconds; stages get what is left (default: 540)
 #   BUILD_DIR     (default: build)     JOBS (default: 16)
@@ -31,6 +33,7 @@ TEST_FILTER=${TEST_FILTER:-*}
 SAN_FILTER=${SAN_FILTER:-Quick/*}
 SAN_FILTER_RACE=${SAN_FILTER_RACE:-Quick/*_auto:Quick/*_fa2}
 SAN_RING=${SAN_RING-RingSmall/*}
+SAN_RING_ENV=${SAN_RING_ENV-FA_SM90_FWD_D256_WIDE_MAX_N=0 RingSmall/*bf16_d256*}
 COMPARE_ARGS=${COMPARE_ARGS:---quick --plot-grid}
 DEADLINE_S=${DEADLINE_S:-540}
 BUILD_DIR=${BUILD_DIR:-build}
@@ -209,20 +212,23 @@ if has_stage sanitize; then
     done
     # The persistent FA3 forward with several tiles per CTA, at a size the tools can finish: the
     # RingSmall cases with at most 3 CTAs (FA_SM90_FWD_MAX_CTAS, read by the launcher).
-    if [[ -n "$SAN_RING" ]]; then
+    ring_tools() {  # label filter [VAR=VALUE]
+      local label=$1 filter=$2 extra=${3:-} tool t marker rc verdict
       for tool in memcheck racecheck synccheck; do
         t=$(budget 90)
-        if ((t < 20)); then note "$tool ring" "SKIPPED (time budget)"; continue; fi
-        marker="--- $tool ($SAN_RING, FA_SM90_FWD_MAX_CTAS=3, ${t}s max)"
+        if ((t < 20)); then note "$tool $label" "SKIPPED (time budget)"; continue; fi
+        marker="--- $tool ($filter, FA_SM90_FWD_MAX_CTAS=3 $extra, ${t}s max)"
         echo "$marker" | tee -a "$OUT/sanitizer.log"
-        FA_SM90_FWD_MAX_CTAS=3 timeout "$t" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 200 \
-          "$TESTBIN" --gtest_filter="$SAN_RING" --gtest_brief=1 >>"$OUT/sanitizer.log" 2>&1
+        env FA_SM90_FWD_MAX_CTAS=3 $extra timeout "$t" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+          --print-limit 200 "$TESTBIN" --gtest_filter="$filter" --gtest_brief=1 >>"$OUT/sanitizer.log" 2>&1
         rc=$?
         verdict=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY" "$OUT/sanitizer.log" | tail -1 | sed 's/^=* *//')
-        san_verdict "$tool" "$tool ring" "$marker" "$rc" "$t" "$verdict"
+        san_verdict "$tool" "$tool $label" "$marker" "$rc" "$t" "$verdict"
         tail -2 "$OUT/sanitizer.log"
       done
-    fi
+    }
+    [[ -n "$SAN_RING" ]] && ring_tools ring "$SAN_RING"
+    [[ -n "$SAN_RING_ENV" ]] && ring_tools "ring ${SAN_RING_ENV%% *}" "${SAN_RING_ENV#* }" "${SAN_RING_ENV%% *}"
   fi
 fi
 
