@@ -12,6 +12,11 @@ Method (printed with the results):
     for a while after a pause, longer than 0.5 s (session 35: with 0.5 s the peer, timed first,
     measured 5-8% faster at N512 than with 3 s; ours, timed after it, the same), so every backend
     is timed at the clock it sustains; the median of --iters (>= 20) timed calls.
+  * --rounds R (default 1): every backend of a shape is timed R times on the same inputs, the
+    order reversed each round (peers then ours, ours then peers, ...), and the median of the R
+    medians is reported (each round's in "ms_rounds"). One round per shape read ±2-9% apart on
+    one H100 between two whole-grid runs minutes apart (session 40); alternated rounds put the
+    peers and ours through the same stretch of the board's clock.
   * Inputs rotate over >= 3 buffer sets (more when a set is small) so that the sets together
     exceed the 60 MB L2 and a timed call does not find its inputs in cache.
   * Ours: fa_forward / fa_backward with preallocated outputs and workspace (fa_*_workspace_size),
@@ -30,7 +35,7 @@ Method (printed with the results):
 Usage:
   python3 bench/compare.py [--lib build/libflashattn.so] [--algos auto,fa2,fa3,fa3fp8,fa3fp8q] [--pass both]
                            [--hdims 64,128,256] [--seqlens 512,...] [--dtype bf16] [--quick]
-                           [--ceilings] [--ablation] [--plot-grid] [--out DIR]
+                           [--ceilings] [--ablation] [--plot-grid] [--rounds R] [--out DIR]
 Ablations: kernels read env-var switches at launch; add yours to ABLATIONS below.
 """
 import argparse
@@ -420,22 +425,41 @@ def time_sdpa(torch, peer, sets, causal, pas, warmup, iters):
         return ms, None
 
 
+def time_rounds(rows, retime, rounds, fl):
+    """Rounds 2..rounds of a shape (round 1 is the rows' own ms): each row whose backend timed
+    (retime[i] not None) is timed again, in reverse order on even rounds, so that no backend is
+    always the one timed first or last; its ms becomes the median over the rounds."""
+    timed = [(rec, again) for rec, again in zip(rows, retime) if again is not None]
+    for rec, _ in timed:
+        rec["ms_rounds"] = [rec["ms"]]
+    for r in range(1, rounds):
+        for rec, again in (reversed(timed) if r % 2 else timed):
+            rec["ms_rounds"].append(again())
+    for rec, _ in timed:
+        rec["ms"] = statistics.median(rec["ms_rounds"])
+        rec["tflops"] = fl / rec["ms"] / 1e9
+
+
 def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
     b, h = max(1, 16384 // n), max(1, 2048 // d)
     sets = make_sets(torch, b, n, h, d, dtype, pas == "bwd")
     fl = flops(pas, b, h, n, d, causal)
     rows = []
+    retime = []  # per row: a callable that times the row's backend again (None: it failed)
     ref_out = None
     for peer in peers:
         rec = dict(pass_=pas, causal=causal, d=d, n=n, b=b, h=h, backend=peer)
+        again = None
         try:
             ms, out = time_sdpa(torch, peer, sets, causal, pas, args.warmup, args.iters)
             rec.update(ms=ms, tflops=fl / ms / 1e9)
+            again = lambda peer=peer: time_sdpa(torch, peer, sets, causal, pas, args.warmup, args.iters)[0]
             if out is not None and ref_out is None:
                 ref_out = out
         except Exception as e:  # a backend that refuses a shape (e.g. efficient at d256 bwd)
             rec.update(ms=None, tflops=None, error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
         rows.append(rec)
+        retime.append(again)
         torch.cuda.empty_cache()
     dets = {"0": [False], "1": [True], "both": [False, True]}[args.deterministic] if pas == "bwd" else [False]
     for algo, det in [(a, x) for a in algos for x in dets]:
@@ -443,6 +467,7 @@ def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
             continue  # the fp8 path is forward only
         suffix = "_det" if det and args.deterministic == "both" else ""
         rec = dict(pass_=pas, causal=causal, d=d, n=n, b=b, h=h, backend=f"ours_{algo}{suffix}", deterministic=det)
+        again = None
         try:
             if algo in FP8_ALGOS:
                 o = OursFp8(lib, torch, algo, causal, sets)
@@ -451,11 +476,12 @@ def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
             if pas == "bwd":
                 for i in range(len(sets)):
                     o.forward(i)
-                fns = [lambda i=i: o.backward(i) for i in range(len(sets))]
+                fns = [lambda i=i, o=o: o.backward(i) for i in range(len(sets))]
             else:
-                fns = [lambda i=i: o.forward(i) for i in range(len(sets))]
+                fns = [lambda i=i, o=o: o.forward(i) for i in range(len(sets))]
             ms = time_calls(torch, fns, args.warmup, args.iters)
             rec.update(ms=ms, tflops=fl / ms / 1e9, workspace_bytes=o.workspace_bytes)
+            again = lambda fns=fns: time_calls(torch, fns, args.warmup, args.iters)
             if pas == "fwd":
                 # Sanity: we time a kernel that computes attention (vs the first SDPA output).
                 o.forward(0)
@@ -483,7 +509,10 @@ def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
         except Exception as e:
             rec.update(ms=None, tflops=None, error=f"{type(e).__name__}: {e}")
         rows.append(rec)
-    del sets, ref_out
+        retime.append(again)
+    if args.rounds > 1:
+        time_rounds(rows, retime, args.rounds, fl)
+    del sets, ref_out, retime
     torch.cuda.empty_cache()
     return rows
 
@@ -526,7 +555,7 @@ def fmt(x, digits=0):
 def write_markdown(path, results, algos, peers, meta):
     lines = [f"# flashattn vs PyTorch SDPA — {meta['device']}, {meta['dtype']}", "",
              f"torch {meta['torch']}, cuDNN {meta['cudnn']}, {meta['date']}. TFLOP/s (higher is better).", "",
-             "Method: " + METHOD, ""]
+             "Method: " + meta.get("method", METHOD), ""]
     if meta.get("ceilings"):
         c = meta["ceilings"]
         lines += [f"Ceilings measured in this run: cuBLAS {meta['dtype']} GEMM 8192³ "
@@ -826,6 +855,8 @@ METHOD = ("CUDA events around each call, median of the timed calls after a warm-
           "FLOPs: fwd 4·B·H·N²·d (/2 causal), bwd 2.5× fwd. FP8 (fa3fp8*): fa_fp8_forward, BLOCK scales + "
           "incoherent processing, one workspace per buffer set; fa3fp8 = kernel alone (reuse_quantized 1), "
           "fa3fp8q = quantisation included; same FLOP count.")
+METHOD_ROUNDS = (" Rounds: each shape's backends timed {r} times on the same inputs, the order reversed each "
+                 "round; the median of the {r} medians.")
 
 
 def main():
@@ -860,6 +891,8 @@ def main():
     ap.add_argument("--deterministic", default="0", choices=["0", "1", "both"],
                     help="backward of ours with fa_options.deterministic = 1 (both: also the default, and a cost table)")
     ap.add_argument("--plot-grid", action="store_true", help="one PNG with every panel instead of one per pass/causal")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every backend of a shape this many times, order reversed each round; report the median")
     ap.add_argument("--out", default=None, help="directory for compare.json, compare.md and PNGs")
     ap.add_argument("--_ablation-child", dest="ablation_child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--gqa-decode", action="store_true",
@@ -871,6 +904,8 @@ def main():
     args = ap.parse_args()
     WARMUP_MS = args.warmup_ms
     SETTLE_MS = args.settle_ms
+    if args.rounds < 1:
+        ap.error("--rounds must be >= 1")
     if args.iters < 20:
         print("compare: --iters below 20 does not meet the timing method; using 20")
         args.iters = 20
@@ -897,10 +932,11 @@ def main():
     causals = {"yes": [True], "no": [False], "both": [False, True]}[args.causal]
     meta = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
                 cudnn=torch.backends.cudnn.version(), dtype=args.dtype,
-                date=time.strftime("%Y-%m-%d %H:%M"), algos=algos, peers=peers, method=METHOD,
+                date=time.strftime("%Y-%m-%d %H:%M"), algos=algos, peers=peers, rounds=args.rounds,
+                method=METHOD + (METHOD_ROUNDS.format(r=args.rounds) if args.rounds > 1 else ""),
                 library=lib.fa_build_info().decode())
     print(f"compare: {meta['device']}, torch {meta['torch']}, cuDNN {meta['cudnn']}, {args.dtype}")
-    print("method: " + METHOD, flush=True)
+    print("method: " + meta["method"], flush=True)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
 
