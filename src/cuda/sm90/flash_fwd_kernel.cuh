@@ -495,6 +495,12 @@ struct FwdKernel {
   // tile's first key block instead of after its last.
   static constexpr bool kQAhead = kTmaLoad && kWarpSpecialised && kQStages > 1 &&
                                   (FA_SM90_FWD_Q_AHEAD & head_dim_bit(kHeadDim)) != 0;
+  // FA_SM90_FWD_L2_PREFETCH_Q / _KV (fwd_tile_config.hpp): the next tile's Q / first K and V
+  // blocks prefetched into L2 a tile ahead of their loads.
+  static constexpr bool kL2PrefetchQ =
+      kTmaLoad && kWarpSpecialised && (FA_SM90_FWD_L2_PREFETCH_Q & head_dim_bit(kHeadDim)) != 0;
+  static constexpr bool kL2PrefetchKV =
+      kTmaLoad && kWarpSpecialised && !kFp8 && (FA_SM90_FWD_L2_PREFETCH_KV & head_dim_bit(kHeadDim)) != 0;
   static constexpr bool kTileChain = kEpiLate && kTileHandoff && kQStages > 1 &&
                                      (FA_SM90_FWD_TILE_CHAIN & head_dim_bit(kHeadDim)) != 0;
   // What a chained tile inherits from the previous call: its first block's P (the P·V operand)
@@ -714,6 +720,47 @@ struct FwdKernel {
     return false;
   }
 
+  // kL2PrefetchQ / kL2PrefetchKV: the CTA's next tile with keys (a copy of the walk, as
+  // load_q_ahead) gets its Q and its first K and V blocks (the last key block: the walk runs
+  // last to first) prefetched into L2. Batch-form Q only (packed GQA has its own map).
+  template <int kPairs>
+  __device__ static void prefetch_next_l2(Params const& params, Scheduler const& scheduler) {
+    using namespace cute;
+    Scheduler ahead = scheduler;
+    sched::TileCoord tc;
+    TileWork w;
+    while (ahead.template next<kPairs>(tc)) {
+      if (!tile_work(params, tc, w) || w.n_blocks == 0) continue;
+      const core::AttnParams& p = params.attn;
+      const int tma_batch = p.varlen ? 0 : tc.batch;
+      // The shared-memory side only shapes the partition (a prefetch writes none): null base.
+      if constexpr (kL2PrefetchQ) {
+        if (pack_shift_of(params) == 0) {
+          Tensor sQ = make_tensor(make_smem_ptr(static_cast<Element*>(nullptr)), SmemLayoutQ{});
+          Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
+          Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
+                                 Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
+          auto parts = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
+          cute::prefetch(params.tma_q, get<0>(parts));
+        }
+      }
+      if constexpr (kL2PrefetchKV) {
+        const int head_kv = head_kv_of(params, tc);
+        auto first_block = [&](auto const& tma, auto smem_layout) {
+          Tensor sX = make_tensor(make_smem_ptr(static_cast<Element*>(nullptr)), smem_layout);
+          Tensor mX = tma.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
+          Tensor gX = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mX),
+                                 Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, _0{}));  // (N, D, n_block)
+          auto parts = tma_partition(tma, _0{}, Layout<_1>{}, group_modes<0, 2>(sX), group_modes<0, 2>(gX));
+          cute::prefetch(tma, get<0>(parts)(_, w.n_block_max - 1));
+        };
+        first_block(params.tma_k, SmemLayoutKV{});
+        first_block(params.tma_v, SmemLayoutV{});
+      }
+      return;
+    }
+  }
+
   // ---- producer: TMA loads ----------------------------------------------------------------
   // One thread walks the CTA's tiles. The K/V ring position and the Q slot's round continue
   // across tiles, so the next tile's first K/V blocks and its Q are loaded as soon as the
@@ -807,6 +854,8 @@ struct FwdKernel {
         load_q(params, q_slot(ss, q_it), tc, w, ss.pipe_q.producer_acquire(q_it, kBytesQ));
       }
       load_v(0);
+      // After this tile's first loads, so the prefetch never delays them; a tile ahead of use.
+      if constexpr ((kL2PrefetchQ || kL2PrefetchKV) && !kMc) prefetch_next_l2<0>(params, scheduler);
 #pragma unroll 1  // unrolled, this loop no longer fits the producer's 24 registers
       for (int it = 1; it < w.n_blocks; ++it) {
         load_k(it);

@@ -64,6 +64,21 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_Q_STAGES
 #define FA_SM90_FWD_Q_STAGES 2
 #endif
+// L2 prefetch of the next tile's loads (head_dim_bit mask: d64 2, d96 4, d128 8, d192 16, d256 32;
+// 0 = none), a build-time experiment. Where one Q slot is all shared memory allows (d192, d256),
+// the next tile's Q load can only go out once this tile's last Q·Kᵀ has retired, and it comes
+// from HBM (each Q tile is read once) while the consumers have only the last softmax, P·V and
+// epilogue left to cover it. With the switch the producer, right after issuing this tile's first
+// loads, walks on to its next tile with keys and asks TMA to bring that tile's Q
+// (FA_SM90_FWD_L2_PREFETCH_Q) and its first K and V blocks (FA_SM90_FWD_L2_PREFETCH_KV) into L2
+// (cp.async.bulk.prefetch.tensor: no shared memory, no barrier), so the real loads a tile later
+// hit L2. Packed-GQA Q and clusters are not prefetched. Not measured yet (session 40).
+#ifndef FA_SM90_FWD_L2_PREFETCH_Q
+#define FA_SM90_FWD_L2_PREFETCH_Q 0
+#endif
+#ifndef FA_SM90_FWD_L2_PREFETCH_KV
+#define FA_SM90_FWD_L2_PREFETCH_KV 0
+#endif
 // K/V ring depth at d64 (shared memory is plentiful there: 2 stages use 96 KB of 227): a build-time
 // experiment, default 2 like every head dim.
 #ifndef FA_SM90_FWD_D64_STAGES
