@@ -9,6 +9,10 @@ Exit status 0 when every unit is identical in both. No GPU needed: this is how a
 kernel file is checked on the CPU machine (LOG.md, session 37).
 
     python3 scripts/sass_identity.py --filter 'sm90_fwd_|fwd_ablation_' [--base REV] [--jobs 2]
+                                     [--nvcc-flags='-DFA_SM90_FWD_Q_AHEAD=14']
+
+--nvcc-flags appends the same flags to both sides' compile commands, so that a refactor of code a
+build switch compiles in (off by default) is checked with the switch on.
 
 Needs .deps (scripts/setup.sh) and nvcc. cuobjdump and nvdisasm come from NVIDIA's PyPI wheels
 (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm; any 13.x disassembles sm_90a), unpacked once into
@@ -84,11 +88,11 @@ def compile_commands(src_root, build_dir, pattern):
     }
 
 
-def dump(entry, out_dir, bin_dir):
+def dump(entry, out_dir, bin_dir, extra_flags=""):
     """Compiles one unit to out_dir and returns (sass lines, sorted host lines) or an error text."""
     name = os.path.basename(entry["file"])
     obj = os.path.join(out_dir, name + ".o")
-    cmd = re.sub(r"-o \S+", "-o " + obj, entry["command"])
+    cmd = re.sub(r"-o \S+", "-o " + obj, entry["command"]) + (" " + extra_flags if extra_flags else "")
     r = subprocess.run(cmd, shell=True, cwd=entry["directory"], capture_output=True, text=True)
     if r.returncode != 0:
         return f"compile failed:\n{r.stderr[-2000:]}"
@@ -127,6 +131,7 @@ def main():
         "--base", default="HEAD", help="git revision to compare the working tree against"
     )
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--nvcc-flags", default="", help="flags appended to both sides' compile commands")
     a = ap.parse_args()
     # Killed, it still removes its git worktree (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -156,7 +161,7 @@ def main():
                 for label in ("base", "tree"):
                     cmds, out = units[label]
                     if n in cmds:
-                        jobs[(n, label)] = pool.submit(dump, cmds[n], out, bin_dir)
+                        jobs[(n, label)] = pool.submit(dump, cmds[n], out, bin_dir, a.nvcc_flags)
             bad = 0
             for n in names:
                 res = {

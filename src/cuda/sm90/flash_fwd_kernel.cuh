@@ -694,12 +694,28 @@ struct FwdKernel {
       return;
     }
     Tensor sQ = make_tensor(make_smem_ptr(sq), SmemLayoutQ{});
-    Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
-    Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
-                           Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
     auto [tQgQ, tQsQ] = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                      group_modes<0, 2>(gQ));
+                                      group_modes<0, 2>(gmem_q_tile(params, tc, w)));
     copy(params.tma_q.with(bar), tQgQ, tQsQ);
+  }
+
+  // The batch-form Q tile of `tc` in global memory, (kBlockM, kHeadDim): load_q, prefetch_next_l2.
+  __device__ static auto gmem_q_tile(Params const& params, sched::TileCoord const& tc, TileWork const& w) {
+    using namespace cute;
+    Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, params.attn.varlen ? 0 : tc.batch);
+    return local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
+                      Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
+  }
+
+  // The CTA's next tile with keys after the walk's current position, found on a copy of the walk
+  // (the walk itself meets the same tiles later): load_q_ahead, prefetch_next_l2.
+  template <int kPairs>
+  __device__ static bool next_tile_with_keys(Params const& params, Scheduler const& scheduler,
+                                             sched::TileCoord& tc, TileWork& w) {
+    Scheduler ahead = scheduler;
+    while (ahead.template next<kPairs>(tc))
+      if (tile_work(params, tc, w) && w.n_blocks > 0) return true;
+    return false;
   }
 
   // kQAhead: Q of the CTA's next tile with keys into Q ring position q_next, found by walking the
@@ -708,16 +724,11 @@ struct FwdKernel {
   template <int kPairs>
   __device__ static bool load_q_ahead(Params const& params, SharedStorage& ss, Scheduler const& scheduler,
                                       int q_next) {
-    Scheduler ahead = scheduler;
     sched::TileCoord tc;
     TileWork w;
-    while (ahead.template next<kPairs>(tc)) {
-      if (tile_work(params, tc, w) && w.n_blocks > 0) {
-        load_q(params, q_slot(ss, q_next), tc, w, ss.pipe_q.producer_acquire(q_next, kBytesQ));
-        return true;
-      }
-    }
-    return false;
+    if (!next_tile_with_keys<kPairs>(params, scheduler, tc, w)) return false;
+    load_q(params, q_slot(ss, q_next), tc, w, ss.pipe_q.producer_acquire(q_next, kBytesQ));
+    return true;
   }
 
   // kL2PrefetchQ / kL2PrefetchKV: the CTA's next tile with keys (a copy of the walk, as
@@ -726,38 +737,29 @@ struct FwdKernel {
   template <int kPairs>
   __device__ static void prefetch_next_l2(Params const& params, Scheduler const& scheduler) {
     using namespace cute;
-    Scheduler ahead = scheduler;
     sched::TileCoord tc;
     TileWork w;
-    while (ahead.template next<kPairs>(tc)) {
-      if (!tile_work(params, tc, w) || w.n_blocks == 0) continue;
-      const core::AttnParams& p = params.attn;
-      const int tma_batch = p.varlen ? 0 : tc.batch;
-      // The shared-memory side only shapes the partition (a prefetch writes none): null base.
-      if constexpr (kL2PrefetchQ) {
-        if (pack_shift_of(params) == 0) {
-          Tensor sQ = make_tensor(make_smem_ptr(static_cast<Element*>(nullptr)), SmemLayoutQ{});
-          Tensor mQ = params.tma_q.get_tma_tensor(params.shape_q)(_, _, tc.head, tma_batch);
-          Tensor gQ = local_tile(domain_offset(make_coord(int32_t(w.seq.q_start), _0{}), mQ),
-                                 Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tc.m_block, _0{}));
-          auto parts = tma_partition(params.tma_q, _0{}, Layout<_1>{}, group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
-          cute::prefetch(params.tma_q, get<0>(parts));
-        }
-      }
-      if constexpr (kL2PrefetchKV) {
-        const int head_kv = head_kv_of(params, tc);
-        auto first_block = [&](auto const& tma, auto smem_layout) {
-          Tensor sX = make_tensor(make_smem_ptr(static_cast<Element*>(nullptr)), smem_layout);
-          Tensor mX = tma.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
-          Tensor gX = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), mX),
-                                 Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, _0{}));  // (N, D, n_block)
-          auto parts = tma_partition(tma, _0{}, Layout<_1>{}, group_modes<0, 2>(sX), group_modes<0, 2>(gX));
-          cute::prefetch(tma, get<0>(parts)(_, w.n_block_max - 1));
-        };
-        first_block(params.tma_k, SmemLayoutKV{});
-        first_block(params.tma_v, SmemLayoutV{});
-      }
-      return;
+    if (!next_tile_with_keys<kPairs>(params, scheduler, tc, w)) return;
+    // The gmem side of a load's TMA partition; the shared-memory side only shapes it (a prefetch
+    // writes none): null base.
+    auto gmem_part = [&](auto const& tma, auto smem_layout, auto const& g) {
+      Tensor s_null = make_tensor(make_smem_ptr(static_cast<Element*>(nullptr)), smem_layout);
+      return get<0>(tma_partition(tma, _0{}, Layout<_1>{}, group_modes<0, 2>(s_null), group_modes<0, 2>(g)));
+    };
+    if constexpr (kL2PrefetchQ) {
+      if (pack_shift_of(params) == 0)
+        cute::prefetch(params.tma_q, gmem_part(params.tma_q, SmemLayoutQ{}, gmem_q_tile(params, tc, w)));
+    }
+    if constexpr (kL2PrefetchKV) {
+      const int head_kv = head_kv_of(params, tc), tma_batch = params.attn.varlen ? 0 : tc.batch;
+      auto first_block = [&](auto const& tma, auto smem_layout) {  // the walk runs last to first
+        Tensor m = tma.get_tma_tensor(params.shape_k)(_, _, head_kv, tma_batch);
+        Tensor g = local_tile(domain_offset(make_coord(int32_t(w.seq.k_start), _0{}), m),
+                              Shape<Int<kBlockN>, Int<kHeadDim>>{}, make_coord(_, _0{}));  // (N, D, n_block)
+        cute::prefetch(tma, gmem_part(tma, smem_layout, g)(_, w.n_block_max - 1));
+      };
+      first_block(params.tma_k, SmemLayoutKV{});
+      first_block(params.tma_v, SmemLayoutV{});
     }
   }
 
