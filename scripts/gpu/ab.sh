@@ -13,6 +13,9 @@
 # BENCHES: "label@build dir@env assignments@bench/compare.py args" separated by ';', run one after
 # the other once everything is built; each one's markdown table is printed and collected in
 # $OUT/bench.md (peers are re-timed in each, so every ratio is same-run).
+# ALTERNATE: "label@build dir" pairs separated by spaces, with ALTERNATE_ARGS (compare.py args) and
+# ALTERNATE_ROUNDS (default 2): BENCHES becomes each pair in turn, ALTERNATE_ROUNDS times over
+# (labels get the round number: off1, on1, off2, on2, ...), appended to any BENCHES given.
 # AB_TAG names its /tmp logs (two runs side by side on a 2-GPU machine, one per GPU, need two tags).
 # If ./snap.tar exists (a `git archive` of a commit) everything runs on that snapshot.
 set -uo pipefail
@@ -21,6 +24,13 @@ mkdir -p "$OUT"
 VARIANTS=${VARIANTS:-}
 BENCHES=${BENCHES:-}
 TESTS2=${TESTS2:-}
+if [[ -n "${ALTERNATE:-}" ]]; then
+  for ((round = 1; round <= ${ALTERNATE_ROUNDS:-2}; round++)); do
+    for b in $ALTERNATE; do
+      BENCHES+="${BENCHES:+;}${b%@*}$round@${b#*@}@@${ALTERNATE_ARGS:-}"
+    done
+  done
+fi
 JOBS=${JOBS:-16}
 ROOT=$PWD
 if [[ -f snap.tar ]]; then

@@ -22,17 +22,12 @@ W=/tmp/fa_l2pf_work
 rm -rf "$W" && mkdir -p "$W" "$OUT"
 A='--algos fa3 --peers sdpa_cudnn --causal both --seqlens 512,1024,8192 --hdims 128,256 --pass fwd'
 F='sm90_fwd_bf16_hd(128|256)'
-benches=""
-for round in 1 2; do
-  for b in qkv@build q@build-q off@build-off; do
-    benches+="${b%@*}$round@${b#*@}@@$A;"
-  done
-done
 INSTANCE_FILTER="$F" \
   EXTRA_CMAKE='-DFA_BUILD_ABLATIONS=OFF "-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_L2_PREFETCH_Q=62 -DFA_SM90_FWD_L2_PREFETCH_KV=62"' \
   TEST_FILTER='*CudaForward*fa3*:PackGqa/*:RingSmall/*' STAGES=build,test CHECK_DEADLINE_S=240 BENCH_TIMEOUT_S=80 \
   VARIANTS="off@$F@;q@$F@-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_L2_PREFETCH_Q=62" \
-  BENCHES="${benches%;}" bash scripts/gpu/ab.sh "$W" 2>&1 | tee "$OUT/ab_stdout.txt"
+  ALTERNATE='qkv@build q@build-q off@build-off' ALTERNATE_ARGS="$A" \
+  bash scripts/gpu/ab.sh "$W" 2>&1 | tee "$OUT/ab_stdout.txt"
 cp "$W/bench.md" "$OUT/" 2>/dev/null
 sed -n '/=== summary/,$p' "$W/check.txt" >"$OUT/summary.txt" 2>/dev/null
 nvidia-smi --query-gpu=name,power.limit --format=csv,noheader
