@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One GPU call (written in session 40, not run yet), from the repository root with .deps carried:
-#     bash scripts/gpu/l2_prefetch_ab.sh "$OUT"      (~450 s estimated)
+# One GPU call (written in session 40; run in session 41: 358 s on an H100, docs/perf/ab_session41.md),
+# from the repository root with .deps carried:
+#     bash scripts/gpu/l2_prefetch_ab.sh "$OUT"
 # The L2 prefetch of the next tile's loads (fwd_tile_config.hpp: FA_SM90_FWD_L2_PREFETCH_Q,
 # FA_SM90_FWD_L2_PREFETCH_KV; head_dim_bit masks, default 0) against the default build:
 #   build/      Q and first K/V block prefetched at every head dim (62/62): the tested build

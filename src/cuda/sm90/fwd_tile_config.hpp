@@ -72,7 +72,10 @@ namespace fa::cuda::sm90 {
 // loads, walks on to its next tile with keys and asks TMA to bring that tile's Q
 // (FA_SM90_FWD_L2_PREFETCH_Q) and its first K and V blocks (FA_SM90_FWD_L2_PREFETCH_KV) into L2
 // (cp.async.bulk.prefetch.tensor: no shared memory, no barrier), so the real loads a tile later
-// hit L2. Packed-GQA Q and clusters are not prefetched. Not measured yet (session 40).
+// hit L2. Packed-GQA Q and clusters are not prefetched. H100, session 41 (docs/perf/ab_session41.md),
+// bf16, two alternations: d256 non-causal N512/1k −1.3/−0.1% with Q (no gain: the Q load between
+// tiles is not what those shapes wait for), d256 causal N512 −6.8% with Q and −17.8% with Q + K/V,
+// N1k −0.6/−7.1%; d128 within ±1.5% but for an unexplained +5-6% at non-causal N8k. Off.
 #ifndef FA_SM90_FWD_L2_PREFETCH_Q
 #define FA_SM90_FWD_L2_PREFETCH_Q 0
 #endif
