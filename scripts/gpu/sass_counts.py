@@ -10,9 +10,10 @@ Usage: sass_counts.py LIBRARY [--summary FILE]
   local memory (spills, stack arrays; should be 0):   LDL, STL
 Only the attention kernels (forward, backward main loop, decode) are held to the instruction
 checks: the helpers around them (dQ conversion, the backward's pre-pass, the split-KV combine, fp8
-quantisation) use no tensor cores by design. A kernel is classed sm90 when it holds a wgmma or its
-name mentions sm90. Flagged: an sm80-class attention kernel without HMMA/LDSM, an sm90 one without
-a wgmma or without UTMALDG (LDGSTS in the no-TMA ablation), and any kernel with LDL/STL. An attention kernel whose body is a handful of
+quantisation) use no tensor cores by design, and their names do not match ATTENTION below. A kernel
+is classed sm90 when it holds a wgmma or its name mentions sm90. Flagged: an sm80-class attention
+kernel without HMMA/LDSM, an sm90 one without a wgmma or without UTMALDG (LDGSTS in the no-TMA
+ablation), and any kernel with LDL/STL. An attention kernel whose body is a handful of
 instructions is reported as compiled empty, not flagged: the sm80 backward's small-shared-memory
 d256 variant is a trap on sm_90 (flash_bwd.cuh, kThisArch), where the big one runs instead; the
 summary line counts them so a kernel emptied by mistake still shows.
@@ -31,9 +32,10 @@ OPS = ["HMMA", "LDSM", "LDGSTS", "HGMMA", "QGMMA", "UTMALDG", "UTMASTG", "SYNCS"
 # (a compiled-out template: LDC, BPT.TRAP, BRA, then alignment NOPs); the smallest real one has
 # hundreds.
 EMPTY_MAX = 16
-# Names (mangled or demangled both contain them) of the kernels that compute attention.
+# Names (mangled or demangled both contain them) of the kernels that compute attention; none of
+# the helpers' names (bwd_convert_dq*, bwd_prepass/preprocess, decode_combine, fp8 quantise/amax,
+# zero_kv_grad) contains one.
 ATTENTION = re.compile(r"fwd_kernel|bwd_main|decode_fwd")
-HELPER = re.compile(r"convert_dq|prepass|preprocess|combine|quantize|amax|zero_")
 
 _func_re = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _op_re = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_.]+)?")
@@ -74,7 +76,7 @@ def classify(name, c):
     problems = []
     if c["LDL"] or c["STL"]:
         problems.append("local memory")
-    attention = bool(ATTENTION.search(name)) and not HELPER.search(name)
+    attention = bool(ATTENTION.search(name))
     empty = attention and c["total"] < EMPTY_MAX and wgmma + c["HMMA"] == 0
     if attention and not empty:
         if is90 and (wgmma == 0 or c["UTMALDG"] + c["LDGSTS"] == 0):

@@ -4,9 +4,26 @@ import os
 # starving the torch tests that run in the same process.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
+import importlib.util  # noqa: E402
+import pathlib  # noqa: E402
 import re  # noqa: E402
 
 import pytest  # noqa: E402
+
+_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def repo_script():
+    """Loads a script of the repository (bench/, scripts/) as a module, by its path from the root:
+    the CPU tests of the benchmark and GPU-report tools call their functions directly."""
+    def load(relpath):
+        path = _ROOT / relpath
+        spec = importlib.util.spec_from_file_location("fa_" + path.stem, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    return load
 
 # A library built with FA_INSTANCE_FILTER (a development build that compiles only some kernel
 # instances) says so in fa_build_info(). There a GPU case whose kernel was left out is skipped,

@@ -1,19 +1,11 @@
 """bench/compare.py's alternated rounds (--rounds), without a GPU: the order each round times the
 backends in, and the median it reports."""
-import importlib.util
-import pathlib
-
 import pytest
-
-_PATH = pathlib.Path(__file__).resolve().parents[2] / "bench" / "compare.py"
 
 
 @pytest.fixture(scope="module")
-def compare():
-    spec = importlib.util.spec_from_file_location("fa_bench_compare", _PATH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def compare(repo_script):
+    return repo_script("bench/compare.py")
 
 
 def _rows(first_ms):

@@ -1,19 +1,11 @@
 """scripts/gpu/sass_counts.py, without a GPU: which kernels its SASS check flags, on a dump shaped
 like `cuobjdump --dump-sass` output."""
-import importlib.util
-import pathlib
-
 import pytest
-
-_PATH = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "gpu" / "sass_counts.py"
 
 
 @pytest.fixture(scope="module")
-def sc():
-    spec = importlib.util.spec_from_file_location("fa_sass_counts", _PATH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def sc(repo_script):
+    return repo_script("scripts/gpu/sass_counts.py")
 
 
 class _Names:
