@@ -39,7 +39,7 @@ FAMILIES = [
 # holds the explicit instantiation (a format string with {elem}, {hd}) for each instance whose head
 # dim (and, if given, (masked, softcap) variant) is listed, so every unit still compiles one
 # attention kernel. Not registry entries; CMake's FA_INSTANCE_FILTER keeps a companion with its
-# instance (it strips the suffixes it knows, _nc80 and _wide: add a new suffix there too).
+# instance (it strips the suffixes it knows, _nc80, _wide and _short: add a new suffix there too).
 # in_dtype: the inputs' registry dtype when it differs from the output's (the FP8 forward:
 # "F8E4M3"); dtypes then name the output element, which is the launcher's Element argument.
 def family(prefix, arch, header, launcher, algo, pas, min_sm, max_sm, head_dims, dtypes=("fp16", "bf16"),

@@ -1,5 +1,5 @@
 // The sm90 forward's size-based kernel choice (src/cuda/sm90/fwd_route.hpp): which masked d256
-// calls take the 128-key wide tile. On the GPU the routing is exercised by the fa3 forward tests
+// calls take the 128-key wide tile, which unmasked ones the short-range tile. On the GPU the routing is exercised by the fa3 forward tests
 // under FA_SM90_FWD_D256_WIDE_MAX_N=0 / large (scripts/gpu/d256_wide_check.sh); here its boundary.
 #include <gtest/gtest.h>
 
@@ -36,6 +36,14 @@ TEST(FwdRoute, WideTileUpToMaxNKeys) {
   EXPECT_FALSE(d256_takes_wide_keys(sizes(1000, 2500, -1, 0), 128, 2048));  // the Grid case past it
   EXPECT_TRUE(d256_takes_wide_keys(sizes(16384, 16384, 64, 64), 128, 2048)); // short window, long N
   EXPECT_FALSE(d256_takes_wide_keys(sizes(16384, 16384, 2000, 0), 128, 2048));
+}
+
+// The unmasked d256 short-range tile uses the same rule with its own max_n (512 by default): no
+// window, so the span is the key length.
+TEST(FwdRoute, UnmaskedShortTileUpToMaxNKeys) {
+  EXPECT_TRUE(d256_takes_wide_keys(sizes(4096, 512), 128, 512));
+  EXPECT_TRUE(d256_takes_wide_keys(sizes(300, 500), 128, 512));
+  EXPECT_FALSE(d256_takes_wide_keys(sizes(512, 513), 128, 512));
 }
 
 TEST(FwdRoute, MaxNZeroMeansNever) {

@@ -113,6 +113,9 @@ std::vector<Case> ring_small_cases() {
       // ring tools with FA_SM90_FWD_D256_WIDE_MAX_N=0 (SAN_RING_ENV), which puts the same case on
       // the two-stage 80-key tile, at a size racecheck finishes (the Grid cases did not in 60 s).
       causal(mk(BF16, 256, 2, 2, 1, 384, 384)),
+      // Unmasked d256 at 400 keys: the short-range tile (ragged last key block) in cluster pairs
+      // (4 query blocks per head); under FA_SM90_FWD_D256_SHORT_MAX_N=0 the 80-key tile.
+      mk(FP16, 256, 2, 2, 2, 512, 400),
   });
 }
 
@@ -182,6 +185,9 @@ std::vector<Case> grid_cases() {
   // Masked d256 past FA_SM90_FWD_D256_WIDE_MAX_N keys (2048): the 80-key tile; the shorter masked
   // d256 cases take the 128-key wide tile (run_sm90_fwd).
   v.push_back(causal(mk(BF16, 256, 1, 2, 1, 1000, 2500)));
+  // Unmasked d256 up to FA_SM90_FWD_D256_SHORT_MAX_N keys (512): the short-range tile, here with
+  // a ragged last key block and GQA 2:1.
+  v.push_back(mk(BF16, 256, 2, 4, 2, 300, 500));
   // 4. Softcap 30, on ordinary and on large logits (where it changes the result).
   v.push_back(softcap(mk(BF16, 128, 2, 4, 2, 1000, 1000), 30.f));
   v.push_back(softcap(causal(mk(BF16, 128, 2, 4, 2, 1000, 1000)), 30.f));

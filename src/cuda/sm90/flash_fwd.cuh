@@ -472,6 +472,25 @@ inline bool d256_wide_keys(const core::AttnParams& p) {
 }
 #endif
 
+// The unmasked d256 short-range tile (FwdTile<256, false, true>, fwd_tile_config.hpp): 64 keys
+// × 2 stages with the overlap, or 128 × 1 without it (FA_SM90_FWD_D256_SHORT_BLOCK_N), in the
+// companion units sm90_fwd_<dtype>_hd256_short.cu.
+constexpr unsigned kD256ShortFeatures =
+    (FA_SM90_FWD_D256_SHORT_BLOCK_N == 128 ? fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap
+                                           : fwd_feature::kAll) |
+    fwd_feature::kWideKeys;
+#if FA_SM90_FWD_D256_SHORT
+extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 256, false, false, kD256ShortFeatures>(
+    const core::AttnParams&, cudaStream_t);
+extern template core::Status launch_fwd_variant<cutlass::half_t, 256, false, false, kD256ShortFeatures>(
+    const core::AttnParams&, cudaStream_t);
+// FA_SM90_FWD_D256_SHORT_MAX_N (environment, read once) is the rule's max_n (fwd_route.hpp).
+inline bool d256_short_keys(const core::AttnParams& p) {
+  static const int64_t max_n = env_int("FA_SM90_FWD_D256_SHORT_MAX_N", 512);
+  return d256_takes_wide_keys(p, FwdTile<256, false, true>::kBlockM, max_n);
+}
+#endif
+
 }  // namespace fa::cuda::sm90
 
 namespace fa::cuda {
@@ -490,6 +509,11 @@ core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
 #if FA_SM90_FWD_D256_MASKED_WIDE
   if constexpr (kHeadDim == 256 && kMasked && kSoftcap) {
     if (d256_wide_keys(p)) return launch_fwd_variant<Element, 256, true, true, kD256WideFeatures>(p, stream);
+  }
+#endif
+#if FA_SM90_FWD_D256_SHORT
+  if constexpr (kHeadDim == 256 && !kMasked && !kSoftcap) {
+    if (d256_short_keys(p)) return launch_fwd_variant<Element, 256, false, false, kD256ShortFeatures>(p, stream);
   }
 #endif
   // FA_SM90_FWD_D256_OVERLAP=0 / FA_SM90_FWD_D256_MASKED_OVERLAP=0 (fwd_tile_config.hpp): the

@@ -144,8 +144,8 @@ constexpr unsigned kTmaStore = 1u << 3;        // O: registers → smem → TMA 
 constexpr unsigned kTmaLoad = 1u << 4;         // Q/K/V by TMA (off: cp.async from the producer WG)
 constexpr unsigned kWarpSpecialised = 1u << 5; // producer warpgroup (off: consumers load, no setmaxnreg)
 constexpr unsigned kAll = kIntraWgOverlap | kPingPong | kPersistent | kTmaStore | kTmaLoad | kWarpSpecialised;
-// Not an ablation and not in kAll: the head dim's wide-key tile (FwdTile's kWideKeys; masked d256
-// only, whose short-sequence calls take it, run_sm90_fwd).
+// Not an ablation and not in kAll: the head dim's tile for short key ranges (FwdTile's kWideKeys;
+// d256 only: the masked wide-key tile and the unmasked short-range tile, run_sm90_fwd).
 constexpr unsigned kWideKeys = 1u << 6;
 }  // namespace fwd_feature
 

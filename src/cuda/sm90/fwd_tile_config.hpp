@@ -193,6 +193,23 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_D256_MASKED_WIDE
 #define FA_SM90_FWD_D256_MASKED_WIDE 1
 #endif
+
+// The unmasked d256 instance's short-range tile (1 = built: companion units
+// sm90_fwd_<dtype>_hd256_short.cu; 0 = not built, every unmasked d256 call takes the 80-key tile).
+// Which calls take it: run_sm90_fwd, by the key length, at most FA_SM90_FWD_D256_SHORT_MAX_N
+// (environment, read once; 0 = never, so one build measures both). Why: the 80-key default computes
+// ceil(N / 80) · 80 keys, 560 at N = 512 (9% of its GEMM work on keys past the end) in 7 blocks;
+// 64-key blocks make N512 exactly 8 blocks, 128-key blocks (one stage, no overlap: the masked wide
+// tile's form) exactly 4. H200, session 30 (64-key blocks as the unmasked default, an older kernel):
+// +7.6% at N512, −4 to −8.5% from N1k; session 35 (128 × 1): +2.3% at N512, within ±1.5% to 16k.
+// FA_SM90_FWD_D256_SHORT_BLOCK_N: 64 (2 stages with the overlap, Q 64 + 2 × (32 + 32) = 192 KB) or
+// 128 (1 stage without it, 192 KB).
+#ifndef FA_SM90_FWD_D256_SHORT
+#define FA_SM90_FWD_D256_SHORT 1
+#endif
+#ifndef FA_SM90_FWD_D256_SHORT_BLOCK_N
+#define FA_SM90_FWD_D256_SHORT_BLOCK_N 64
+#endif
 // Q slot release point: 1 = as soon as the tile's last Q·Kᵀ wgmma has retired (inside the last
 // mainloop step, before its softmax and the last two P·V), 0 = after the mainloop (before the last
 // P·V). Earlier release lets the producer start the next tile's Q load (one slot) a softmax and a
@@ -353,7 +370,8 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_Q_AHEAD 0
 #endif
 
-// kWideKeys: the head dim's wide-key tile (fwd_feature::kWideKeys), where it has one.
+// kWideKeys: the head dim's tile for short key ranges (fwd_feature::kWideKeys), where it has one:
+// masked d256's wide-key tile, unmasked d256's short-range tile.
 template <int kHeadDim, bool kMasked = false, bool kWideKeys = false>
 struct FwdTile;
 
@@ -376,6 +394,11 @@ template <bool kMasked> struct FwdTile<256, kMasked, false> {
 };
 // Q 64 + 1 × (64 + 64) = 192 KB; its kernel runs without the intra-warpgroup overlap (registers).
 template <> struct FwdTile<256, true, true> { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 1; };
+// The unmasked short-range tile (FA_SM90_FWD_D256_SHORT_BLOCK_N above): 128 keys only with one stage.
+template <> struct FwdTile<256, false, true> {
+  static constexpr int kBlockM = 128, kBlockN = FA_SM90_FWD_D256_SHORT_BLOCK_N,
+                       kStages = FA_SM90_FWD_D256_SHORT_BLOCK_N == 128 ? 1 : 2;
+};
 
 // FP8 (e4m3) tiles. Default kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale
 // (FA3's block quantisation), and kBlockM = 128 (2 consumer warpgroups; each one's 64 rows are one Q
@@ -464,6 +487,9 @@ static_assert(FA_SM90_FWD_D256_MASKED_BLOCK_N == 48 || FA_SM90_FWD_D256_MASKED_B
 static_assert(FA_SM90_FWD_D256_MASKED_STAGES == 1 || FA_SM90_FWD_D256_MASKED_STAGES == 2,
               "d256 masked K/V ring depth");
 static_assert(FA_SM90_FWD_D256_MASKED_WIDE == 0 || FA_SM90_FWD_D256_MASKED_WIDE == 1, "0 or 1");
+static_assert(FA_SM90_FWD_D256_SHORT == 0 || FA_SM90_FWD_D256_SHORT == 1, "0 or 1");
+static_assert(FA_SM90_FWD_D256_SHORT_BLOCK_N == 64 || FA_SM90_FWD_D256_SHORT_BLOCK_N == 128,
+              "d256 short-range key block: 64 (2 stages) or 128 (1 stage)");
 static_assert(FA_SM90_FWD_EARLY_Q_RELEASE == 0 || FA_SM90_FWD_EARLY_Q_RELEASE == 1, "0 or 1");
 static_assert(FA_SM90_FWD_OWN_EXT_MMA == 0 || FA_SM90_FWD_OWN_EXT_MMA == 1, "0 or 1");
 
