@@ -472,8 +472,8 @@ inline bool d256_wide_keys(const core::AttnParams& p) {
 }
 #endif
 
-// The unmasked d256 short-range tile (FwdTile<256, false, true>, fwd_tile_config.hpp): 64 keys
-// × 2 stages with the overlap, or 128 × 1 without it (FA_SM90_FWD_D256_SHORT_BLOCK_N), in the
+// The unmasked d256 short-range tile (FwdTile<256, false, true>, fwd_tile_config.hpp): 128 keys
+// × 1 stage without the overlap, or 64 × 2 with it (FA_SM90_FWD_D256_SHORT_BLOCK_N), in the
 // companion units sm90_fwd_<dtype>_hd256_short.cu.
 constexpr unsigned kD256ShortFeatures =
     (FA_SM90_FWD_D256_SHORT_BLOCK_N == 128 ? fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap

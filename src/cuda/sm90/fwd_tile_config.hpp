@@ -197,18 +197,19 @@ namespace fa::cuda::sm90 {
 // The unmasked d256 instance's short-range tile (1 = built: companion units
 // sm90_fwd_<dtype>_hd256_short.cu; 0 = not built, every unmasked d256 call takes the 80-key tile).
 // Which calls take it: run_sm90_fwd, by the key length, at most FA_SM90_FWD_D256_SHORT_MAX_N
-// (environment, read once; 0 = never, so one build measures both). Why: the 80-key default computes
-// ceil(N / 80) · 80 keys, 560 at N = 512 (9% of its GEMM work on keys past the end) in 7 blocks;
-// 64-key blocks make N512 exactly 8 blocks, 128-key blocks (one stage, no overlap: the masked wide
-// tile's form) exactly 4. H200, session 30 (64-key blocks as the unmasked default, an older kernel):
-// +7.6% at N512, −4 to −8.5% from N1k; session 35 (128 × 1): +2.3% at N512, within ±1.5% to 16k.
-// FA_SM90_FWD_D256_SHORT_BLOCK_N: 64 (2 stages with the overlap, Q 64 + 2 × (32 + 32) = 192 KB) or
-// 128 (1 stage without it, 192 KB).
+// (environment, read once; default 512; 0 = never, so one build measures both). Why: the 80-key
+// tile computes ceil(N / 80) · 80 keys, 560 at N = 512 (8.6% of its GEMM work past the end) in 7
+// blocks; 128-key blocks (one stage, no overlap: the masked wide tile's form) make it exactly 4,
+// 64-key blocks (2 stages with the overlap) exactly 8.
+// FA_SM90_FWD_D256_SHORT_BLOCK_N: 128 (Q 64 + 1 × (64 + 64) = 192 KB) or 64 (Q 64 + 2 × (32 + 32)).
+// H100, session 42 (docs/perf/ab_session42.md), bf16 d256 non-causal, two alternations, against
+// the 80-key tile: 128 keys +5.8 / −0.7 / +1.0% at N 512 / 1k / 2k, 64 keys +0.2 / −4.2 / −4.2%
+// (twice the blocks of 128: the per-block work eats the removed waste). Default 128, up to 512 keys.
 #ifndef FA_SM90_FWD_D256_SHORT
 #define FA_SM90_FWD_D256_SHORT 1
 #endif
 #ifndef FA_SM90_FWD_D256_SHORT_BLOCK_N
-#define FA_SM90_FWD_D256_SHORT_BLOCK_N 64
+#define FA_SM90_FWD_D256_SHORT_BLOCK_N 128
 #endif
 // Q slot release point: 1 = as soon as the tile's last Q·Kᵀ wgmma has retired (inside the last
 // mainloop step, before its softmax and the last two P·V), 0 = after the mainloop (before the last
