@@ -1,6 +1,8 @@
 // The sm90 forward's size-based kernel choice (src/cuda/sm90/fwd_route.hpp): which masked d256
-// calls take the 128-key wide tile, which unmasked ones the short-range tile. On the GPU the routing is exercised by the fa3 forward tests
-// under FA_SM90_FWD_D256_WIDE_MAX_N=0 / large (scripts/gpu/d256_wide_check.sh); here its boundary.
+// calls take the 128-key wide tile, which unmasked ones the short-range tile. On the GPU the
+// routing is exercised by the fa3 forward tests under FA_SM90_FWD_D256_WIDE_MAX_N=0 / large
+// (scripts/gpu/d256_wide_check.sh) and FA_SM90_FWD_D256_SHORT_MAX_N=0 / large
+// (scripts/gpu/d256_short_ab.sh); here its boundary.
 #include <gtest/gtest.h>
 
 #include "core/params.hpp"
