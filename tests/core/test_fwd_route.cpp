@@ -1,8 +1,9 @@
-// The sm90 forward's size-based kernel choice (src/cuda/sm90/fwd_route.hpp): which masked d256
-// calls take the 128-key wide tile, which unmasked ones the short-range tile. On the GPU the
+// The sm90 forward's size-based kernel choice (src/cuda/sm90/fwd_route.hpp): which masked d192 /
+// d256 calls take the 128-key wide tile, which unmasked ones the short-range tile. On the GPU the
 // routing is exercised by the fa3 forward tests under FA_SM90_FWD_D256_WIDE_MAX_N=0 / large
-// (scripts/gpu/d256_wide_check.sh) and FA_SM90_FWD_D256_SHORT_MAX_N=0 / large
-// (scripts/gpu/d256_short_ab.sh); here its boundary.
+// (scripts/gpu/d256_wide_check.sh), FA_SM90_FWD_D256_SHORT_MAX_N=0 / large
+// (scripts/gpu/d256_short_ab.sh) and the D192 pair (scripts/gpu/d192_short_ab.sh); here its
+// boundary.
 #include <gtest/gtest.h>
 
 #include "core/params.hpp"
@@ -11,7 +12,7 @@
 namespace {
 
 using fa::core::AttnParams;
-using fa::cuda::sm90::d256_takes_wide_keys;
+using fa::cuda::sm90::takes_short_tile;
 using fa::cuda::sm90::fwd_tile_key_span;
 
 AttnParams sizes(int64_t nq, int64_t nk, int64_t wl = -1, int64_t wr = -1) {
@@ -33,25 +34,27 @@ TEST(FwdRoute, SpanIsTheKeyLengthUnlessBothWindowSidesAreBounded) {
 }
 
 TEST(FwdRoute, WideTileUpToMaxNKeys) {
-  EXPECT_TRUE(d256_takes_wide_keys(sizes(2048, 2048, -1, 0), 128, 2048));
-  EXPECT_FALSE(d256_takes_wide_keys(sizes(2048, 2049, -1, 0), 128, 2048));
-  EXPECT_FALSE(d256_takes_wide_keys(sizes(1000, 2500, -1, 0), 128, 2048));  // the Grid case past it
-  EXPECT_TRUE(d256_takes_wide_keys(sizes(16384, 16384, 64, 64), 128, 2048)); // short window, long N
-  EXPECT_FALSE(d256_takes_wide_keys(sizes(16384, 16384, 2000, 0), 128, 2048));
+  EXPECT_TRUE(takes_short_tile(sizes(2048, 2048, -1, 0), 128, 2048));
+  EXPECT_FALSE(takes_short_tile(sizes(2048, 2049, -1, 0), 128, 2048));
+  EXPECT_FALSE(takes_short_tile(sizes(1000, 2500, -1, 0), 128, 2048));  // the Grid case past it
+  EXPECT_TRUE(takes_short_tile(sizes(16384, 16384, 64, 64), 128, 2048)); // short window, long N
+  EXPECT_FALSE(takes_short_tile(sizes(16384, 16384, 2000, 0), 128, 2048));
 }
 
-// The unmasked d256 short-range tile uses the same rule with its own max_n (512 by default): no
-// window, so the span is the key length.
+// The unmasked short-range tiles use the same rule with their own max_n (d256 512, d192 1024 by
+// default): no window, so the span is the key length.
 TEST(FwdRoute, UnmaskedShortTileUpToMaxNKeys) {
-  EXPECT_TRUE(d256_takes_wide_keys(sizes(4096, 512), 128, 512));
-  EXPECT_TRUE(d256_takes_wide_keys(sizes(300, 500), 128, 512));
-  EXPECT_FALSE(d256_takes_wide_keys(sizes(512, 513), 128, 512));
+  EXPECT_TRUE(takes_short_tile(sizes(4096, 512), 128, 512));
+  EXPECT_TRUE(takes_short_tile(sizes(300, 500), 128, 512));
+  EXPECT_FALSE(takes_short_tile(sizes(512, 513), 128, 512));
+  EXPECT_TRUE(takes_short_tile(sizes(1024, 1024), 128, 1024));
+  EXPECT_FALSE(takes_short_tile(sizes(1024, 1025), 128, 1024));
 }
 
 TEST(FwdRoute, MaxNZeroMeansNever) {
-  EXPECT_FALSE(d256_takes_wide_keys(sizes(512, 512, -1, 0), 128, 0));
-  EXPECT_FALSE(d256_takes_wide_keys(sizes(128, 0), 128, 0));  // no keys: still never
-  EXPECT_TRUE(d256_takes_wide_keys(sizes(128, 0), 128, 2048));
+  EXPECT_FALSE(takes_short_tile(sizes(512, 512, -1, 0), 128, 0));
+  EXPECT_FALSE(takes_short_tile(sizes(128, 0), 128, 0));  // no keys: still never
+  EXPECT_TRUE(takes_short_tile(sizes(128, 0), 128, 2048));
 }
 
 }  // namespace

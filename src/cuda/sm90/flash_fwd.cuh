@@ -456,40 +456,47 @@ inline unsigned sm90_fwd_ablation() {
   return features;
 }
 
-// The masked d256 wide-key tile (FwdTile<256, true, true>, fwd_tile_config.hpp): 128 keys × 1
-// stage without the intra-warpgroup overlap, compiled in the companion units
-// sm90_fwd_<dtype>_hd256_mask_softcap_wide.cu (one kernel per unit).
-constexpr unsigned kD256WideFeatures = (fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap) | fwd_feature::kWideKeys;
-#if FA_SM90_FWD_D256_MASKED_WIDE
-extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 256, true, true, kD256WideFeatures>(
-    const core::AttnParams&, cudaStream_t);
-extern template core::Status launch_fwd_variant<cutlass::half_t, 256, true, true, kD256WideFeatures>(
-    const core::AttnParams&, cudaStream_t);
-// FA_SM90_FWD_D256_WIDE_MAX_N (environment, read once) is the rule's max_n (fwd_route.hpp).
-inline bool d256_wide_keys(const core::AttnParams& p) {
-  static const int64_t max_n = env_int("FA_SM90_FWD_D256_WIDE_MAX_N", 2048);
-  return d256_takes_wide_keys(p, FwdTile<256, true, true>::kBlockM, max_n);
-}
-#endif
-
-// The unmasked d256 short-range tile (FwdTile<256, false, true>, fwd_tile_config.hpp): 128 keys
-// × 1 stage without the overlap, or 64 × 2 with it (FA_SM90_FWD_D256_SHORT_BLOCK_N), in the
-// companion units sm90_fwd_<dtype>_hd256_short.cu.
-constexpr unsigned kD256ShortFeatures =
-    (FA_SM90_FWD_D256_SHORT_BLOCK_N == 128 ? fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap
-                                           : fwd_feature::kAll) |
+// The short-range tiles (FwdTile<hd, masked, true>, fwd_tile_config.hpp): the masked wide-key
+// tiles of d192 and d256 (128 keys × 1 stage without the intra-warpgroup overlap) and the unmasked
+// short-range tiles (d256: 128 × 1 without the overlap or 64 × 2 with it,
+// FA_SM90_FWD_D256_SHORT_BLOCK_N; d192: 128 × 1, the overlap by FA_SM90_FWD_D192_SHORT_OVERLAP),
+// each compiled in its companion units sm90_fwd_<dtype>_hd<hd>_mask_softcap_wide.cu /
+// _hd<hd>_short.cu (fwd_short_tiles.cuh; one kernel per unit). Declared for every pair: a
+// declaration that no call names (a tile built with 0) costs nothing.
+template <int kHeadDim, bool kMasked>
+constexpr unsigned kShortTileFeatures =
+    (FA_SM90_FWD_SHORT_TILE_OVERLAP(kHeadDim, kMasked) ? fwd_feature::kAll
+                                                       : fwd_feature::kAll & ~fwd_feature::kIntraWgOverlap) |
     fwd_feature::kWideKeys;
-#if FA_SM90_FWD_D256_SHORT
-extern template core::Status launch_fwd_variant<cutlass::bfloat16_t, 256, false, false, kD256ShortFeatures>(
-    const core::AttnParams&, cudaStream_t);
-extern template core::Status launch_fwd_variant<cutlass::half_t, 256, false, false, kD256ShortFeatures>(
-    const core::AttnParams&, cudaStream_t);
-// FA_SM90_FWD_D256_SHORT_MAX_N (environment, read once) is the rule's max_n (fwd_route.hpp).
-inline bool d256_short_keys(const core::AttnParams& p) {
-  static const int64_t max_n = env_int("FA_SM90_FWD_D256_SHORT_MAX_N", 512);
-  return d256_takes_wide_keys(p, FwdTile<256, false, true>::kBlockM, max_n);
+#define FA_SM90_FWD_SHORT_TILE_EXTERN(E, HD, M)                                                   \
+  extern template core::Status launch_fwd_variant<E, HD, M, M, kShortTileFeatures<HD, M>>(        \
+      const core::AttnParams&, cudaStream_t);
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::bfloat16_t, 192, false)
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::half_t, 192, false)
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::bfloat16_t, 192, true)
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::half_t, 192, true)
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::bfloat16_t, 256, false)
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::half_t, 256, false)
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::bfloat16_t, 256, true)
+FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::half_t, 256, true)
+#undef FA_SM90_FWD_SHORT_TILE_EXTERN
+
+// Whether a call takes (hd, masked)'s short-range tile: the rule of fwd_route.hpp with its max_n
+// from the environment (read once; 0 = never, so one build measures both tiles):
+//   FA_SM90_FWD_D256_WIDE_MAX_N  (masked d256, default 2048: the session-39 crossover)
+//   FA_SM90_FWD_D256_SHORT_MAX_N (unmasked d256, default 512: session 42)
+//   FA_SM90_FWD_D192_WIDE_MAX_N  (masked d192, default 2048)
+//   FA_SM90_FWD_D192_SHORT_MAX_N (unmasked d192, default 1024)
+template <int kHeadDim, bool kMasked>
+inline bool short_tile_call(const core::AttnParams& p) {
+  static_assert(kHeadDim == 192 || kHeadDim == 256, "head dims with short-range tiles");
+  static const int64_t max_n =
+      kHeadDim == 256 ? (kMasked ? env_int("FA_SM90_FWD_D256_WIDE_MAX_N", 2048)
+                                 : env_int("FA_SM90_FWD_D256_SHORT_MAX_N", 512))
+                      : (kMasked ? env_int("FA_SM90_FWD_D192_WIDE_MAX_N", 2048)
+                                 : env_int("FA_SM90_FWD_D192_SHORT_MAX_N", 1024));
+  return takes_short_tile(p, FwdTile<kHeadDim, kMasked, true>::kBlockM, max_n);
 }
-#endif
 
 }  // namespace fa::cuda::sm90
 
@@ -506,16 +513,13 @@ core::Status run_sm90_fwd(const core::AttnParams& p, cudaStream_t stream, void* 
     FA_SM90_FWD_ABLATIONS(FA_SM90_FWD_CASE)
 #undef FA_SM90_FWD_CASE
   }
-#if FA_SM90_FWD_D256_MASKED_WIDE
-  if constexpr (kHeadDim == 256 && kMasked && kSoftcap) {
-    if (d256_wide_keys(p)) return launch_fwd_variant<Element, 256, true, true, kD256WideFeatures>(p, stream);
+  // The short-range tiles are the companions of the two instance variants, (masked, softcap) =
+  // (false, false) and (true, true) (scripts/gen_instances.py FULL).
+  if constexpr ((kHeadDim == 192 || kHeadDim == 256) && kMasked == kSoftcap &&
+                FA_SM90_FWD_SHORT_TILE_BUILT(kHeadDim, kMasked)) {
+    if (short_tile_call<kHeadDim, kMasked>(p))
+      return launch_fwd_variant<Element, kHeadDim, kMasked, kSoftcap, kShortTileFeatures<kHeadDim, kMasked>>(p, stream);
   }
-#endif
-#if FA_SM90_FWD_D256_SHORT
-  if constexpr (kHeadDim == 256 && !kMasked && !kSoftcap) {
-    if (d256_short_keys(p)) return launch_fwd_variant<Element, 256, false, false, kD256ShortFeatures>(p, stream);
-  }
-#endif
   // FA_SM90_FWD_D256_OVERLAP=0 / FA_SM90_FWD_D256_MASKED_OVERLAP=0 (fwd_tile_config.hpp): the
   // d256 instance without the intra-warpgroup overlap, whose S_{j+1} beside P_j does not fit
   // 128-key blocks' registers.

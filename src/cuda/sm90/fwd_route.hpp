@@ -21,11 +21,12 @@ inline int64_t fwd_tile_key_span(const core::AttnParams& p, int block_m) {
   return span;
 }
 
-// Whether a d256 call takes its short-range tile (FwdTile<256, masked, true>): the span of its
-// block_m-row query tiles is at most max_n keys; max_n <= 0 means never. Masked: few key blocks per
-// tile favour halving their number; many favour the 80-key tile's second stage and overlap.
-// Unmasked: a key length the 80-key blocks cover raggedly (fwd_tile_config.hpp).
-inline bool d256_takes_wide_keys(const core::AttnParams& p, int block_m, int64_t max_n) {
+// Whether a call takes its head dim's short-range tile (FwdTile<hd, masked, true>: d192, d256): the
+// span of its block_m-row query tiles is at most max_n keys; max_n <= 0 means never. Masked: few key
+// blocks per tile favour halving their number; many favour the default tile's second stage and
+// overlap. Unmasked: a key length the default tile's 80- or 112-key blocks cover raggedly
+// (fwd_tile_config.hpp).
+inline bool takes_short_tile(const core::AttnParams& p, int block_m, int64_t max_n) {
   return max_n > 0 && fwd_tile_key_span(p, block_m) <= max_n;
 }
 

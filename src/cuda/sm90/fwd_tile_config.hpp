@@ -211,6 +211,35 @@ namespace fa::cuda::sm90 {
 #ifndef FA_SM90_FWD_D256_SHORT_BLOCK_N
 #define FA_SM90_FWD_D256_SHORT_BLOCK_N 128
 #endif
+// d192's short-range tiles, built like d256's (companion units sm90_fwd_<dtype>_hd192_short.cu and
+// _hd192_mask_softcap_wide.cu; 0 = not built). Why: d192's 112-key blocks (shared memory: Q 48 +
+// 2 × (42 + 42) KB) cover 512 keys in 5 blocks of 560 and 1024 in 10 of 1120 (8.6% / 8.6% of the
+// GEMM work past the end), and a causal 128-row tile's diagonal straddles two of them. 128 keys × 1
+// stage: Q 48 + 1 × (48 + 48) = 144 KB, which leaves room for a second Q slot (192 KB; not for the
+// O buffer as well). Routing as d256's, by the key range a query tile can see:
+// FA_SM90_FWD_D192_SHORT_MAX_N (unmasked) and FA_SM90_FWD_D192_WIDE_MAX_N (masked), environment,
+// read once; 0 = never.
+// FA_SM90_FWD_D192_SHORT_OVERLAP: the unmasked tile with the intra-warpgroup overlap (O 96 +
+// S_{j+1} 64 + P_j 32 registers per thread, which d192 has room for and d256's O 128 has not).
+#ifndef FA_SM90_FWD_D192_SHORT
+#define FA_SM90_FWD_D192_SHORT 1
+#endif
+#ifndef FA_SM90_FWD_D192_MASKED_WIDE
+#define FA_SM90_FWD_D192_MASKED_WIDE 1
+#endif
+#ifndef FA_SM90_FWD_D192_SHORT_OVERLAP
+#define FA_SM90_FWD_D192_SHORT_OVERLAP 0
+#endif
+// Whether (head dim, masked) has a short-range tile built (preprocessor-only: the companion units'
+// and flash_fwd.cuh's #if). Its intra-warpgroup overlap: the unmasked d256 tile's with 64-key blocks
+// and d192's switch; every 128-key masked tile runs without it.
+#define FA_SM90_FWD_SHORT_TILE_BUILT(hd, masked)                                                  \
+  ((hd) == 256   ? ((masked) ? FA_SM90_FWD_D256_MASKED_WIDE : FA_SM90_FWD_D256_SHORT)             \
+   : (hd) == 192 ? ((masked) ? FA_SM90_FWD_D192_MASKED_WIDE : FA_SM90_FWD_D192_SHORT)             \
+                 : 0)
+#define FA_SM90_FWD_SHORT_TILE_OVERLAP(hd, masked)                                                \
+  (!(masked) && ((hd) == 256 ? FA_SM90_FWD_D256_SHORT_BLOCK_N == 64                               \
+                 : (hd) == 192 ? FA_SM90_FWD_D192_SHORT_OVERLAP : 0))
 // Q slot release point: 1 = as soon as the tile's last Q·Kᵀ wgmma has retired (inside the last
 // mainloop step, before its softmax and the last two P·V), 0 = after the mainloop (before the last
 // P·V). Earlier release lets the producer start the next tile's Q load (one slot) a softmax and a
@@ -372,7 +401,7 @@ namespace fa::cuda::sm90 {
 #endif
 
 // kWideKeys: the head dim's tile for short key ranges (fwd_feature::kWideKeys), where it has one:
-// masked d256's wide-key tile, unmasked d256's short-range tile.
+// the masked wide-key tiles and the unmasked short-range tiles of d192 and d256.
 template <int kHeadDim, bool kMasked = false, bool kWideKeys = false>
 struct FwdTile;
 
@@ -400,6 +429,8 @@ template <> struct FwdTile<256, false, true> {
   static constexpr int kBlockM = 128, kBlockN = FA_SM90_FWD_D256_SHORT_BLOCK_N,
                        kStages = FA_SM90_FWD_D256_SHORT_BLOCK_N == 128 ? 1 : 2;
 };
+// d192's two short-range tiles: Q 48 + 1 × (48 + 48) = 144 KB (two Q slots fit: 192 KB).
+template <bool kMasked> struct FwdTile<192, kMasked, true> { static constexpr int kBlockM = 128, kBlockN = 128, kStages = 1; };
 
 // FP8 (e4m3) tiles. Default kBlockN = core::fp8::kKBlock = 128, so every key block has one K scale
 // (FA3's block quantisation), and kBlockM = 128 (2 consumer warpgroups; each one's 64 rows are one Q
@@ -491,6 +522,10 @@ static_assert(FA_SM90_FWD_D256_MASKED_WIDE == 0 || FA_SM90_FWD_D256_MASKED_WIDE 
 static_assert(FA_SM90_FWD_D256_SHORT == 0 || FA_SM90_FWD_D256_SHORT == 1, "0 or 1");
 static_assert(FA_SM90_FWD_D256_SHORT_BLOCK_N == 64 || FA_SM90_FWD_D256_SHORT_BLOCK_N == 128,
               "d256 short-range key block: 64 (2 stages) or 128 (1 stage)");
+static_assert((FA_SM90_FWD_D192_SHORT == 0 || FA_SM90_FWD_D192_SHORT == 1) &&
+                  (FA_SM90_FWD_D192_MASKED_WIDE == 0 || FA_SM90_FWD_D192_MASKED_WIDE == 1) &&
+                  (FA_SM90_FWD_D192_SHORT_OVERLAP == 0 || FA_SM90_FWD_D192_SHORT_OVERLAP == 1),
+              "0 or 1");
 static_assert(FA_SM90_FWD_EARLY_Q_RELEASE == 0 || FA_SM90_FWD_EARLY_Q_RELEASE == 1, "0 or 1");
 static_assert(FA_SM90_FWD_OWN_EXT_MMA == 0 || FA_SM90_FWD_OWN_EXT_MMA == 1, "0 or 1");
 
