@@ -41,8 +41,8 @@ TEST(FwdRoute, WideTileUpToMaxNKeys) {
   EXPECT_FALSE(takes_short_tile(sizes(16384, 16384, 2000, 0), 128, 2048));
 }
 
-// The unmasked short-range tiles use the same rule with their own max_n (d256 512, d192 1024 by
-// default): no window, so the span is the key length.
+// The unmasked short-range tiles use the same rule with their own max_n (d256 512 by default; d192
+// 1024 where built): no window, so the span is the key length.
 TEST(FwdRoute, UnmaskedShortTileUpToMaxNKeys) {
   EXPECT_TRUE(takes_short_tile(sizes(4096, 512), 128, 512));
   EXPECT_TRUE(takes_short_tile(sizes(300, 500), 128, 512));

@@ -116,9 +116,9 @@ std::vector<Case> ring_small_cases() {
       // Unmasked d256 at 400 keys: the short-range tile (ragged last key block) in cluster pairs
       // (4 query blocks per head); under FA_SM90_FWD_D256_SHORT_MAX_N=0 the 80-key tile.
       mk(FP16, 256, 2, 2, 2, 512, 400),
-      // d192's two short-range tiles (fwd_tile_config.hpp): causal on the 128-key wide tile (its
-      // two Q slots wrap), unmasked at 400 keys in cluster pairs; FA_SM90_FWD_D192_WIDE_MAX_N=0 /
-      // _SHORT_MAX_N=0 put them on the 112-key tile.
+      // d192: causal on the 128-key wide tile (its two Q slots wrap; FA_SM90_FWD_D192_WIDE_MAX_N=0
+      // puts it on the 112-key tile), unmasked at 400 keys in cluster pairs (the 112-key tile, or
+      // the unmasked short-range tile where FA_SM90_FWD_D192_SHORT=1 builds it).
       causal(mk(FP16, 192, 2, 2, 1, 384, 384)),
       mk(BF16, 192, 2, 2, 2, 512, 400),
   });
@@ -193,10 +193,9 @@ std::vector<Case> grid_cases() {
   // Unmasked d256 up to FA_SM90_FWD_D256_SHORT_MAX_N keys (512): the short-range tile, here with
   // a ragged last key block and GQA 2:1.
   v.push_back(mk(BF16, 256, 2, 4, 2, 300, 500));
-  // d192 past its short-range tiles' default spans (unmasked 1024, masked 2048 keys): the 112-key
-  // tile; the d192 cases at 1000 keys take the short-range tiles.
-  v.push_back(mk(FP16, 192, 1, 4, 2, 700, 1500));
-  v.push_back(causal(mk(BF16, 192, 1, 2, 1, 1000, 2500)));
+  // Masked d192 up to FA_SM90_FWD_D192_WIDE_MAX_N keys (512): the 128-key wide tile, here with a
+  // ragged last key block and GQA 2:1; the d192 cases at 1000 keys take the 112-key tile.
+  v.push_back(causal(mk(BF16, 192, 2, 4, 2, 300, 500)));
   // 4. Softcap 30, on ordinary and on large logits (where it changes the result).
   v.push_back(softcap(mk(BF16, 128, 2, 4, 2, 1000, 1000), 30.f));
   v.push_back(softcap(causal(mk(BF16, 128, 2, 4, 2, 1000, 1000)), 30.f));

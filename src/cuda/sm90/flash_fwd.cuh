@@ -485,15 +485,15 @@ FA_SM90_FWD_SHORT_TILE_EXTERN(cutlass::half_t, 256, true)
 // from the environment (read once; 0 = never, so one build measures both tiles):
 //   FA_SM90_FWD_D256_WIDE_MAX_N  (masked d256, default 2048: the session-39 crossover)
 //   FA_SM90_FWD_D256_SHORT_MAX_N (unmasked d256, default 512: session 42)
-//   FA_SM90_FWD_D192_WIDE_MAX_N  (masked d192, default 2048)
-//   FA_SM90_FWD_D192_SHORT_MAX_N (unmasked d192, default 1024)
+//   FA_SM90_FWD_D192_WIDE_MAX_N  (masked d192, default 512: session 43)
+//   FA_SM90_FWD_D192_SHORT_MAX_N (unmasked d192 where FA_SM90_FWD_D192_SHORT=1 builds it, default 1024)
 template <int kHeadDim, bool kMasked>
 inline bool short_tile_call(const core::AttnParams& p) {
   static_assert(kHeadDim == 192 || kHeadDim == 256, "head dims with short-range tiles");
   static const int64_t max_n =
       kHeadDim == 256 ? (kMasked ? env_int("FA_SM90_FWD_D256_WIDE_MAX_N", 2048)
                                  : env_int("FA_SM90_FWD_D256_SHORT_MAX_N", 512))
-                      : (kMasked ? env_int("FA_SM90_FWD_D192_WIDE_MAX_N", 2048)
+                      : (kMasked ? env_int("FA_SM90_FWD_D192_WIDE_MAX_N", 512)
                                  : env_int("FA_SM90_FWD_D192_SHORT_MAX_N", 1024));
   return takes_short_tile(p, FwdTile<kHeadDim, kMasked, true>::kBlockM, max_n);
 }

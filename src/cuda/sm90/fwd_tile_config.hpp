@@ -212,17 +212,30 @@ namespace fa::cuda::sm90 {
 #define FA_SM90_FWD_D256_SHORT_BLOCK_N 128
 #endif
 // d192's short-range tiles, built like d256's (companion units sm90_fwd_<dtype>_hd192_short.cu and
-// _hd192_mask_softcap_wide.cu; 0 = not built). Why: d192's 112-key blocks (shared memory: Q 48 +
-// 2 × (42 + 42) KB) cover 512 keys in 5 blocks of 560 and 1024 in 10 of 1120 (8.6% / 8.6% of the
-// GEMM work past the end), and a causal 128-row tile's diagonal straddles two of them. 128 keys × 1
-// stage: Q 48 + 1 × (48 + 48) = 144 KB, which leaves room for a second Q slot (192 KB; not for the
-// O buffer as well). Routing as d256's, by the key range a query tile can see:
-// FA_SM90_FWD_D192_SHORT_MAX_N (unmasked) and FA_SM90_FWD_D192_WIDE_MAX_N (masked), environment,
+// _hd192_mask_softcap_wide.cu; 0 = not built, the units compile to nothing). Why: d192's 112-key
+// blocks (shared memory: Q 48 + 2 × (42 + 42) KB) cover 512 keys in 5 blocks of 560 and 1024 in 10
+// of 1120 (8.6% of the GEMM work past the end), and a causal 128-row tile's diagonal straddles two
+// of them. 128 keys × 1 stage: Q 48 + 1 × (48 + 48) = 144 KB, room for a second Q slot (192 KB).
+// Routing as d256's, by the key range a query tile can see: FA_SM90_FWD_D192_SHORT_MAX_N
+// (unmasked, default 1024) and FA_SM90_FWD_D192_WIDE_MAX_N (masked, default 512), environment,
 // read once; 0 = never.
-// FA_SM90_FWD_D192_SHORT_OVERLAP: the unmasked tile with the intra-warpgroup overlap (O 96 +
-// S_{j+1} 64 + P_j 32 registers per thread, which d192 has room for and d256's O 128 has not).
+// H100, session 43 (docs/perf/ab_session43.md; scripts/gpu/d192_short_ab.sh), bf16 d192, two
+// alternations, TFLOP/s against the 112-key tile at N 512 / 1k / 2k / 4k:
+//   masked (causal) wide tile:  289, 291 / 399, 395 / 483, 498 / 550, 529 against
+//                               271, 269 / 396, 399 / 500, 507 / 585, 588: +7.0 / 0 / −2.4 / −8%
+//   unmasked short tile:        449, 447 / 528, 531 / 571, 572 / 577, 589 against
+//                               452, 442 / 534, 528 / 601, 607 / 637, 672: 0 / 0 / −5 / −10%
+//   unmasked with the overlap:  377, 377 / 438, 437 / 471, 484 / 475, 478: −16 / −18 / −21 / −27%
+// Unmasked, the 8.6% of removed work and a fifth fewer blocks are eaten by the lost overlap (at
+// d192 the softmax weighs more against a block's GEMMs than at d256, where the same tile gained
+// +5.8% at N512); with the overlap but one stage, K_{j+1} loads only once both warpgroups' Q·K_jᵀ
+// have retired, and the overlapped Q·K_{j+1}ᵀ waits for it. Causal N512 gains from the diagonal
+// (one 128-key block per 128-row tile instead of two ragged ones). So the masked tile is built and
+// taken up to 512 keys; the unmasked one is not built (FA_SM90_FWD_D192_SHORT=1 builds it).
+// FA_SM90_FWD_D192_SHORT_OVERLAP: that unmasked tile with the intra-warpgroup overlap (O 96 +
+// S_{j+1} 64 + P_j 32 registers per thread fit, without spills), measured above.
 #ifndef FA_SM90_FWD_D192_SHORT
-#define FA_SM90_FWD_D192_SHORT 1
+#define FA_SM90_FWD_D192_SHORT 0
 #endif
 #ifndef FA_SM90_FWD_D192_MASKED_WIDE
 #define FA_SM90_FWD_D192_MASKED_WIDE 1
