@@ -5,11 +5,12 @@
 # <instance>_short.cu (cuda/sm90/fwd_short_tiles.cuh); run_sm90_fwd routes short key ranges to them
 # (flash_fwd.cuh, short_tile_call). A tile built with 0 (FA_SM90_FWD_SHORT_TILE_BUILT) leaves its
 # units empty.
+_CFG = "cuda/sm90/fwd_tile_config.hpp"
 family("fwd", "sm90", "cuda/sm90/flash_fwd.cuh", "run_sm90_fwd", "FA_ALGO_FA3", "Forward", 90, 90,
        [64, 96, 128, 192, 256], tile_macros=True,
        companions=[("_wide", "cuda/sm90/fwd_short_tiles.cuh", [192, 256],
-                    "#if FA_SM90_FWD_SHORT_TILE_BUILT({hd}, 1)\n"
-                    "FA_SM90_FWD_SHORT_TILE_INSTANTIATE({elem}, {hd}, true)\n#endif", [(True, True)]),
+                    "FA_SM90_FWD_SHORT_TILE_INSTANTIATE({elem}, {hd}, true)", [(True, True)],
+                    (_CFG, "FA_SM90_FWD_SHORT_TILE_BUILT({hd}, 1)")),
                    ("_short", "cuda/sm90/fwd_short_tiles.cuh", [192, 256],
-                    "#if FA_SM90_FWD_SHORT_TILE_BUILT({hd}, 0)\n"
-                    "FA_SM90_FWD_SHORT_TILE_INSTANTIATE({elem}, {hd}, false)\n#endif", [(False, False)])])
+                    "FA_SM90_FWD_SHORT_TILE_INSTANTIATE({elem}, {hd}, false)", [(False, False)],
+                    (_CFG, "FA_SM90_FWD_SHORT_TILE_BUILT({hd}, 0)"))])
