@@ -2,9 +2,11 @@
 # One GPU call, from the repository root with .deps carried:
 #     bash scripts/gpu/d192_short_ab.sh "$OUT"
 # d192's short-range tiles (fwd_tile_config.hpp: FA_SM90_FWD_D192_SHORT, _MASKED_WIDE,
-# _SHORT_OVERLAP; run_sm90_fwd routes key spans <= FA_SM90_FWD_D192_SHORT_MAX_N (unmasked, default
-# 1024) / FA_SM90_FWD_D192_WIDE_MAX_N (masked, default 2048) to them):
-#   build/    the defaults (128 keys × 1 stage, no overlap), tested: the fa3 forward d192 and d256
+# _SHORT_OVERLAP; run_sm90_fwd routes key spans <= FA_SM90_FWD_D192_SHORT_MAX_N (unmasked) /
+# FA_SM90_FWD_D192_WIDE_MAX_N (masked) to them; the bench forces both ways). Both tiles are built
+# here (FA_SM90_FWD_D192_SHORT=1, as when session 43 ran it; the default since leaves the unmasked
+# one out):
+#   build/    128 keys × 1 stage, no overlap, tested: the fa3 forward d192 and d256
 #             tests (d256's routing shares the code), then the d192 tests once more
 #             with every d192 call on the 112-key tile (both MAX_N=0) and every
 #             one on the short-range tiles (both large); memcheck / racecheck / synccheck on the new
@@ -33,10 +35,10 @@ done
 T='*CudaForward*_d192_*fa3*:PackGqa/*_d192_*'
 # d256 too: its short-range tiles' routing moved into the same code (flash_fwd.cuh, short_tile_call).
 T0="$T:*CudaForward*_d256_*fa3*:PackGqa/*_d256_*"
-[[ -n "${SKIP_AB:-}" ]] || INSTANCE_FILTER='sm90_fwd_(bf16|fp16)_hd(192|256)' EXTRA_CMAKE='-DFA_BUILD_ABLATIONS=OFF' \
+[[ -n "${SKIP_AB:-}" ]] || INSTANCE_FILTER='sm90_fwd_(bf16|fp16)_hd(192|256)' EXTRA_CMAKE='-DFA_BUILD_ABLATIONS=OFF -DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_D192_SHORT=1' \
   TEST_FILTER="$T0" STAGES=build,test CHECK_DEADLINE_S=240 BENCH_TIMEOUT_S=90 TESTS2_TIMEOUT_S=60 \
   TESTS2="$OFF@$T;$ON@$T" \
-  VARIANTS='ov@sm90_fwd_bf16_hd192$@-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_D192_SHORT_OVERLAP=1' \
+  VARIANTS='ov@sm90_fwd_bf16_hd192$@-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_D192_SHORT=1 -DFA_SM90_FWD_D192_SHORT_OVERLAP=1' \
   BENCHES="$B" \
   bash scripts/gpu/ab.sh "$W" 2>&1 | tee "$OUT/ab_stdout.txt"
 cp "$W/bench.md" "$OUT/" 2>/dev/null
@@ -49,7 +51,7 @@ san_s=${SAN_DEADLINE_S:-$((580 - SECONDS))}
 ((san_s < 60)) && { echo "sanitizers: ${san_s}s left, not run (SKIP_AB=1 runs them alone)"; exit 0; }
 mkdir -p "$W/san"
 STAGES=sanitize DEADLINE_S=$san_s \
-  SAN_FILTER='Grid/CudaForward.*/fp16_d192_h4x2_b1_q700_k1500_fa3:Grid/CudaForward.*/bf16_d192_h4x2_b2_q1000_k1000_causal_fa3' \
+  SAN_FILTER='Grid/CudaForward.*/bf16_d192_h4x2_b2_q300_k500_causal_fa3:Grid/CudaForward.*/bf16_d192_h4x2_b2_q1000_k1000_causal_fa3' \
   SAN_FILTER_RACE='RingSmall/*_d192_*' \
   SAN_RING='RingSmall/*_d192_*' SAN_RING_ENV="FA_SM90_FWD_D192_SHORT_MAX_N=0 RingSmall/*_d192_*" \
   bash scripts/gpu/check.sh "$W/san" >"$W/san/check.txt" 2>&1

@@ -222,9 +222,9 @@ namespace fa::cuda::sm90 {
 // H100, session 43 (docs/perf/ab_session43.md; scripts/gpu/d192_short_ab.sh), bf16 d192, two
 // alternations, TFLOP/s against the 112-key tile at N 512 / 1k / 2k / 4k:
 //   masked (causal) wide tile:  289, 291 / 399, 395 / 483, 498 / 550, 529 against
-//                               271, 269 / 396, 399 / 500, 507 / 585, 588: +7.0 / 0 / −2.4 / −8%
+//                               271, 269 / 396, 399 / 500, 507 / 585, 588: +7.4 / 0 / −2.6 / −8%
 //   unmasked short tile:        449, 447 / 528, 531 / 571, 572 / 577, 589 against
-//                               452, 442 / 534, 528 / 601, 607 / 637, 672: 0 / 0 / −5 / −10%
+//                               452, 442 / 534, 528 / 601, 607 / 637, 672: 0 / 0 / −5.4 / −10.9%
 //   unmasked with the overlap:  377, 377 / 438, 437 / 471, 484 / 475, 478: −16 / −18 / −21 / −27%
 // Unmasked, the 8.6% of removed work and a fifth fewer blocks are eaten by the lost overlap (at
 // d192 the softmax weighs more against a block's GEMMs than at d256, where the same tile gained
