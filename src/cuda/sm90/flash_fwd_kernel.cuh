@@ -108,6 +108,7 @@
 #if FA_SM90_FWD_OWN_EXT_MMA
 #include "cuda/sm90/fwd_wgmma_ext.hpp"
 #endif
+#include "cuda/sm90/fwd_partition_table.hpp"
 
 namespace fa::cuda::sm90 {
 
@@ -234,6 +235,7 @@ struct FwdKernel {
                                   FwdTile<kHeadDim, kMasked, (kFeatures & fwd_feature::kWideKeys) != 0>>;
   static constexpr int kHeadDimC = kHeadDim;
   static constexpr bool kMaskedC = kMasked;
+  using ElementC = Element;
   using OutElementC = OutElement;
   static constexpr bool kEarlyQRelease = FA_SM90_FWD_EARLY_Q_RELEASE != 0;  // see fwd_tile_config.hpp
   static constexpr int kBlockM = Tile::kBlockM;
@@ -506,8 +508,7 @@ struct FwdKernel {
   // What a chained tile inherits from the previous call: its first block's P (the P·V operand)
   // and the softmax state after that block. (Not O's factor for it: O starts at zero.)
   using TensorP = decltype(cute::make_tensor<Element>(
-      cute::partition_fragment_C(TiledMmaQK{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>>{})
-          .layout()));
+      mma_frag_c_layout(TiledMmaQK{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kBlockN>>{})));
   struct ChainCarry {
     TensorP rP;
     Softmax softmax{0.f};
@@ -1010,8 +1011,7 @@ struct FwdKernel {
     // kEpiOverlap: a tile's converted O and LSE outlive consume_tile, whose next call stores them
     // once it has issued its own first Q·Kᵀ. Unused otherwise.
     using TensorRO = decltype(cute::make_tensor<OutElement>(
-        cute::partition_fragment_C(TiledMmaPV{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{})
-            .layout()));
+        mma_frag_c_layout(TiledMmaPV{}, cute::Shape<cute::Int<kBlockM>, cute::Int<kHeadDim>>{})));
     PendingEpilogue<TensorRO> pend;
 #if FA_SM90_FWD_TIMELINE
     int tile_k = 0;  // tiles computed so far (the timeline's row)
@@ -1134,15 +1134,18 @@ struct FwdKernel {
     // Same descriptors: every thread of a warpgroup holds the same SS-wgmma A fragment.
 #if FA_SM90_FWD_Q_DESC_UNIFORM
     const int wg_uniform = __shfl_sync(0xffffffffu, consumer_wg, 0);
-    auto q_descs = [&](auto const& sQx) { return mma_qk.get_thread_slice(wg_uniform * 128).partition_fragment_A(sQx); };
+    auto q_descs = [&](auto const& sQx) {
+      return mma_frag_a(mma_qk.get_thread_slice(wg_uniform * 128), sQx);
+    };
 #else
-    auto q_descs = [&](auto const& sQx) { return thr_qk.partition_fragment_A(sQx); };
+    auto q_descs = [&](auto const& sQx) { return mma_frag_a(thr_qk, sQx); };
 #endif
+    // The partitions through fwd_partition_table.hpp's precomputed types (compile memory only).
     Tensor tSrQ = q_descs(sQ);  // smem descriptors
-    Tensor tSrK = thr_qk.partition_fragment_B(sK);   // (MMA, MMA_N, MMA_K, stage)
-    Tensor tOrV = thr_pv.partition_fragment_B(sVt);  // (MMA, MMA_N, MMA_K, stage)
-    Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
-    Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+    Tensor tSrK = mma_frag_b(thr_qk, sK);   // (MMA, MMA_N, MMA_K, stage)
+    Tensor tOrV = mma_frag_b(thr_pv, sVt);  // (MMA, MMA_N, MMA_K, stage)
+    Tensor tSrS = mma_frag_c(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
+    Tensor tOrO = mma_frag_c(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
     // P for the P·V wgmma's A operand: 16-bit, the accumulator's own layout (same registers
     // order); fp8, packed 4 per register in the k32 fragment order (PFragFp8, convert_p).
     Tensor rP_own = [&] {
@@ -1169,7 +1172,7 @@ struct FwdKernel {
     Tensor s_rc = make_tensor(tSrS.data(), acc_rowcol_layout(tSrS.layout()));
     Tensor o_rc = make_tensor(tOrO.data(), acc_rowcol_layout(tOrO.layout()));
     // Tile coordinates (row, col) of each accumulator element, for masking and stores.
-    Tensor cS = thr_qk.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+    Tensor cS = mma_part_c(thr_qk, make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
     Tensor cS_rc = make_tensor(cS.data(), acc_rowcol_layout(cS.layout()));
     constexpr int kRows = decltype(size<0>(s_rc))::value;
 
@@ -1507,8 +1510,7 @@ struct FwdKernel {
       bool staged = false;
       if constexpr (kTmaStoreO) {
         if (params.tma_store_o) {
-          Tensor cO =
-              thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+          Tensor cO = mma_part_c(thr_pv, make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
           Epilogue::stage_o_tma(ss, consumer_wg, cO, rO FA_FWD_TL_ARG);
           staged = true;
         }

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "core/params.hpp"
+#include "cuda/common/mma_partition.hpp"
 #include "cuda/common/quad_store.cuh"
 #include "cuda/common/sm90_stmatrix.cuh"
 #include "cuda/scheduler/tile_scheduler.hpp"
@@ -122,7 +123,7 @@ struct FwdEpilogue {
     const int consumer_wg = ctid / 128;
     TiledMmaPV mma_pv;
     auto thr_pv = mma_pv.get_thread_slice(ctid);
-    Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+    Tensor cO = mma_part_c(thr_pv, make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
     using Pair = cutlass::Array<OutElement, 2>;
     bool stored = false;
     if constexpr (kTmaStoreO) {
@@ -226,8 +227,8 @@ struct FwdEpilogue {
       we.seq.q_len = params.attn.seqlen_q;
       issue_o_tma(params, ss, pend.tc, we.m0, we.seq.q_len, consumer_wg);
       TiledMmaPV mma_pv;
-      Tensor cO = mma_pv.get_thread_slice(ctid).partition_C(
-          make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+      Tensor cO = mma_part_c(mma_pv.get_thread_slice(ctid),
+                             make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
       store_lse(params, pend.tc, we, cO, pend.lse);
     }
     pend.valid = false;
