@@ -94,9 +94,10 @@
 #include "cuda/sm90/bwd_workspace.hpp"
 
 // ---- precomputed MMA partition types (compile memory only; cuda/common/mma_partition.hpp) -------
-// The d 96 units' CuTe partition algebra was ~20k template instantiations each in cicc's front
-// end, over the house limit of 2 GB per unit. The table below holds their types as printed by
-// this file's generator mode (FA_SM90_BWD_PARTITION_GEN, at its end), for the tiles listed there.
+// CuTe's partition algebra is ~20k template instantiations per unit in cicc's front end (it put
+// the d 96 units over the house limit of 2 GB). The table below holds the types of every tile the
+// instances and ablations build, as printed by this file's generator mode
+// (FA_SM90_BWD_PARTITION_GEN, at its end; scripts/gen_partition_tables.sh).
 namespace fa::cuda {
 #ifndef FA_SM90_BWD_PARTITION_GEN
 // ---- generated table (see the generator at the end of the file) ----
