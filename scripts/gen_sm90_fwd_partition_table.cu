@@ -4,7 +4,7 @@
 //   nvcc -std=c++17 --expt-relaxed-constexpr -I src -I include -isystem .deps/cutlass/include \
 //        -DFA_SM90_FWD_PARTITION_GEN -x cu scripts/gen_sm90_fwd_partition_table.cu -o /tmp/gen_fwd
 //   /tmp/gen_fwd | sort -u   -> the lines between the table's markers
-// `bash scripts/gen_sm90_fwd_partition_table.sh` does both and rewrites the table in place (with
+// `bash scripts/gen_partition_tables.sh` does both and rewrites the table in place (with
 // --check, only compares). Regenerate after changing a forward tile (fwd_tile_config.hpp), the
 // kernel's partitions or the CUTLASS version: a tile left out of the table compiles through
 // CuTe's call (more compile memory, the same code).

@@ -4,10 +4,10 @@
 // consume_tile's partitions of Q, K and Vᵀ in shared memory and of the accumulators were about
 // half of its template instantiations in cicc's front end: at d192 / d256 the instance units
 // reached 2.0 GB and 25-36 s against the house limits of 2 GB and 30 s (LOG.md, session 45).
-// The table holds every forward kernel's types, as printed by scripts/gen_sm90_fwd_partition_table.cu
-// from CuTe's derivation; regenerate with `bash scripts/gen_sm90_fwd_partition_table.sh` after
-// changing a forward tile, the partitions or the CUTLASS version (`--check` compares only). A
-// kernel left out of the table takes CuTe's call: more compile memory, the same code.
+// The table holds every forward kernel's types, as printed from CuTe's derivation by
+// scripts/gen_sm90_fwd_partition_table.cu; regenerate with `bash scripts/gen_partition_tables.sh`
+// after changing a forward tile, the partitions or the CUTLASS version (`--check` compares only).
+// A kernel left out of the table takes CuTe's call: more compile memory, the same code.
 #pragma once
 
 #include "cuda/common/mma_partition.hpp"
