@@ -53,6 +53,28 @@ struct Mask {
     if (left >= 0 && j_begin < diag(i_end - 1) - left) return false;
     return true;
   }
+
+  // The key blocks of width block_n that block_unmasked calls unmasked for rows [i_begin, i_end),
+  // as the block indices [*lo, *hi] (empty when *lo > *hi; only indices >= 0 are meant): a kernel
+  // takes them once per tile and compares each block's index with two int compares instead of
+  // three 64-bit conditions per block. Clamped to [0, INT32_MAX] / [-1, INT32_MAX].
+  FA_HD void unmasked_blocks(int64_t i_begin, int64_t i_end, int64_t block_n, int* lo, int* hi) const {
+    // j_end <= k_len: (nb + 1)·B <= k_len.
+    int64_t h = k_len / block_n - 1;
+    // j_end - 1 <= diag(i_begin) + right: nb·B <= diag(i_begin) + right - B + 1.
+    if (right >= 0) h = min64(h, floor_div(diag(i_begin) + right - block_n + 1, block_n));
+    // j_begin >= diag(i_end - 1) - left: nb·B >= diag(i_end - 1) - left.
+    int64_t l = 0;
+    if (left >= 0) l = max64(l, -floor_div(-(diag(i_end - 1) - left), block_n));
+    constexpr int64_t kIntMax = 0x7fffffff;
+    *lo = int(min64(l, kIntMax));
+    *hi = int(min64(max64(h, -1), kIntMax));
+  }
+
+ private:
+  FA_HD static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+  FA_HD static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+  FA_HD static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 };
 
 }  // namespace fa::core

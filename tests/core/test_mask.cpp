@@ -136,4 +136,46 @@ TEST(Mask, RangesAgreeWithAllowedByBruteForce) {
   EXPECT_GT(checked_blocks, 10000);
 }
 
+// unmasked_blocks is block_unmasked for every block index of a row block, in one range: small
+// shapes with every window and block width, and lengths near and past 2^31 (64-bit diagonals,
+// clamped indices).
+TEST(Mask, UnmaskedBlockRangeIsBlockUnmaskedForEveryBlock) {
+  std::mt19937 rng(99);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  auto check = [&](Mask const& m, int64_t ib, int64_t ie, int64_t bn, int64_t nb_first, int64_t nb_last) {
+    int lo = 0, hi = 0;
+    m.unmasked_blocks(ib, ie, bn, &lo, &hi);
+    ASSERT_GE(lo, 0);
+    ASSERT_GE(hi, -1);
+    for (int64_t nb = nb_first; nb <= nb_last; ++nb) {
+      const bool ranged = nb >= lo && nb <= hi;
+      ASSERT_EQ(ranged, m.block_unmasked(ib, ie, nb * bn, nb * bn + bn))
+          << "block " << nb << " (width " << bn << ") of rows [" << ib << ", " << ie << "), range ["
+          << lo << ", " << hi << "], nq=" << m.q_len << " nk=" << m.k_len << " left=" << m.left
+          << " right=" << m.right;
+    }
+  };
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int64_t nq = pick(1, 300), nk = pick(0, 300);
+    const Mask m(nq, nk, pick(-1, 40) * (trial % 3 == 0 ? 5 : 1), pick(-1, 40));
+    const int64_t ib = pick(0, nq - 1), ie = pick(ib + 1, nq);
+    const int64_t bn = int64_t(1) << pick(0, 7);
+    check(m, ib, ie, bn, 0, nk / bn + 2);
+  }
+  // Long sequences: the blocks around the diagonals and the ends, where the arithmetic could
+  // overflow or round the wrong way.
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t nq = pick(1, int64_t(3) << 31), nk = pick(1, int64_t(3) << 31);
+    const Mask m(nq, nk, trial % 2 ? -1 : pick(0, 1 << 20), trial % 4 < 2 ? pick(0, 1 << 20) : -1);
+    const int64_t ib = pick(0, nq - 1), ie = std::min(nq, ib + pick(1, 256));
+    const int64_t bn = int64_t(16) << pick(0, 4);
+    int lo = 0, hi = 0;
+    m.unmasked_blocks(ib, ie, bn, &lo, &hi);
+    for (int64_t around : {int64_t(0), int64_t(lo), int64_t(hi), (nk - 1) / bn, m.diag(ib) / bn, m.diag(ie - 1) / bn}) {
+      const int64_t a = std::max<int64_t>(0, std::min<int64_t>(around, 0x7fffffff));
+      check(m, ib, ie, bn, std::max<int64_t>(0, a - 3), std::min<int64_t>(a + 3, 0x7fffffff));
+    }
+  }
+}
+
 }  // namespace

@@ -428,7 +428,15 @@ struct FwdKernel {
   // What one tile needs besides its coordinates: its sequence, mask and key-block range.
   // m0, m_end: the query positions [m0, m_end) the tile covers (kBlockM of them unpacked,
   // kBlockM / G packed: tile row r is position m0 + (r >> pack_shift)).
-  struct TileWork {
+  // kMaskRange (FA_SM90_FWD_MASK_RANGE): the key blocks [unmasked_lo, unmasked_hi] that need no
+  // score mask; without it the record keeps its size.
+  static constexpr bool kMaskRange = (FA_SM90_FWD_MASK_RANGE & head_dim_bit(kHeadDim)) != 0;
+  struct UnmaskedBlocks {
+    int unmasked_lo = 0;
+    int unmasked_hi = -1;
+  };
+  struct NoUnmaskedBlocks {};
+  struct TileWork : std::conditional_t<kMaskRange, UnmaskedBlocks, NoUnmaskedBlocks> {
     core::SeqInfo seq;
     core::Mask mask;
     int m0 = 0;
@@ -592,6 +600,7 @@ struct FwdKernel {
     const int n_block_min = int(key_first / kBlockN);
     w.n_block_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_block_min;
     w.n_blocks = w.n_block_max - n_block_min;
+    if constexpr (kMaskRange) w.mask.unmasked_blocks(w.m0, w.m_end, kBlockN, &w.unmasked_lo, &w.unmasked_hi);
     return true;
   }
 
@@ -1251,8 +1260,10 @@ struct FwdKernel {
         }
       }
       const int n0 = n_block * kBlockN;
-      if (!tw.mask.block_unmasked(tw.m0, tw.m_end, n0, n0 + kBlockN))
-        ScoreMask::apply(s_rc, cS_rc, tw.mask, tw.m0, n0, pack_shift_of(params));
+      bool unmasked;
+      if constexpr (kMaskRange) unmasked = n_block >= tw.unmasked_lo && n_block <= tw.unmasked_hi;
+      else unmasked = tw.mask.block_unmasked(tw.m0, tw.m_end, n0, n0 + kBlockN);
+      if (!unmasked) ScoreMask::apply(s_rc, cS_rc, tw.mask, tw.m0, n0, pack_shift_of(params));
     };
     auto transform_and_mask = [&](int n_block) { transform_and_mask_of(w, n_block); };
     auto convert_p = [&]() {

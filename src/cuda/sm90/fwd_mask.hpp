@@ -48,6 +48,21 @@ static_assert((FA_SM90_FWD_MASK_SPLIT & 1) == 0,
 static_assert((FA_SM90_FWD_MASK_R2P & 1) == 0,
               "FA_SM90_FWD_MASK_R2P is a head-dim mask (d64 2, d96 4, d128 8, d192 16, d256 32)");
 
+// Which key blocks need the score mask, per head dim (head_dim_bit mask: d64 2, d96 4, d128 8,
+// d192 16, d256 32; 0 = none): the tile's unmasked block indices [lo, hi] taken once per tile
+// (core::Mask::unmasked_blocks, in tile_work, so the handed-off record carries them) and two int
+// compares per block, instead of core::Mask::block_unmasked's three 64-bit conditions on the
+// block's bounds. Why: the d64 masked kernel's key-block loop spends ~25 uniform-datapath
+// instructions per block on that test (session 44's SASS reading); d64 causal is the head dim
+// where a block is shortest. Same blocks masked (tests/core/test_mask.cpp checks the two agree).
+// Costs two ints in the tile record. Prediction: 0-2% at d64 causal N <= 2k, nothing elsewhere.
+// Default 0 (off) until measured.
+#ifndef FA_SM90_FWD_MASK_RANGE
+#define FA_SM90_FWD_MASK_RANGE 0
+#endif
+static_assert((FA_SM90_FWD_MASK_RANGE & 1) == 0,
+              "FA_SM90_FWD_MASK_RANGE is a head-dim mask (d64 2, d96 4, d128 8, d192 16, d256 32)");
+
 namespace fa::cuda::sm90 {
 
 template <int kHeadDim, bool kMasked, int kBlockN>
