@@ -9,15 +9,17 @@
 # Then bench/compare.py against cuDNN (re-timed in every run) on each build, twice, alternated:
 # bf16, d64/d128/d256, N 512-8k, causal and not. Tables in $OUT/bench.md, logs beside it.
 # Prediction (fwd_mask.hpp): 0-2% at d64 causal N <= 2k, nothing elsewhere.
+# A shorter call (~4 min): HDIMS=64 SEQLENS=512,1024,2048 STAGES=build,test.
 set -uo pipefail
 OUT=${1:-${OUT:-/tmp/fa_mask_range_out}}
 mkdir -p "$OUT"
 M=${MASK:-62}
-A='--algos fa3 --peers sdpa_cudnn --causal both --seqlens 512,1024,2048,8192 --hdims 64,128,256 --pass fwd'
-V='sm90_fwd_bf16_hd(64|128|256)'
+HD=${HDIMS:-64,128,256}
+A="--algos fa3 --peers sdpa_cudnn --causal both --seqlens ${SEQLENS:-512,1024,2048,8192} --hdims $HD --pass fwd"
+V="sm90_fwd_bf16_hd($(tr , '|' <<<"$HD"))"
 INSTANCE_FILTER="$V" \
   EXTRA_CMAKE="-DFA_BUILD_ABLATIONS=OFF \"-DCMAKE_CUDA_FLAGS=-DFA_SM90_FWD_MASK_RANGE=$M\"" \
-  TEST_FILTER='*CudaForward*fa3*:PackGqa/*' STAGES=build,test,sanitize \
+  TEST_FILTER='*CudaForward*fa3*:PackGqa/*' STAGES=${STAGES:-build,test,sanitize} \
   SAN_FILTER=None.none SAN_FILTER_RACE=None.none SAN_RING='RingSmall/*' \
   VARIANTS="off@$V@" ALTERNATE='on@build off@build-off' ALTERNATE_ARGS="$A" \
   bash scripts/gpu/ab.sh "$OUT" 2>&1 | tee "$OUT/ab_stdout.txt"
