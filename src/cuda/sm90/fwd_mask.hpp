@@ -56,7 +56,9 @@ static_assert((FA_SM90_FWD_MASK_R2P & 1) == 0,
 // instructions per block on that test (session 44's SASS reading); d64 causal is the head dim
 // where a block is shortest. Same blocks masked (tests/core/test_mask.cpp checks the two agree).
 // Costs two ints in the tile record. Prediction: 0-2% at d64 causal N <= 2k, nothing elsewhere.
-// Default 0 (off) until measured.
+// H100, session 46 (docs/perf/ab_session46.md), bf16 d64 N 512-2k, two alternations: +1.8%
+// geomean, none lower, causal N2k +5.0%. Default 0 (off) until d128/d256 and the sanitizers run
+// (scripts/gpu/mask_range_ab.sh).
 #ifndef FA_SM90_FWD_MASK_RANGE
 #define FA_SM90_FWD_MASK_RANGE 0
 #endif
