@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side attention benchmark: flashattn's CUDA kernels (through the C ABI, via ctypes)
 against PyTorch SDPA's FLASH_ATTENTION (FlashAttention-2), CUDNN_ATTENTION and
-EFFICIENT_ATTENTION backends, in one process, on the FlashAttention-3 paper's grid:
+EFFICIENT_ATTENTION backends, and optionally FlexAttention (--peers ...,flex: torch.compile'd
+flex_attention, a causal BlockMask), in one process, on the FlashAttention-3 paper's grid:
 16k tokens per batch (B = 16384 / N, H = 2048 / d), d in {64, 128, 256},
 N in {512, ..., 16384}, causal and not, bf16 (--dtype fp16).
 
@@ -26,6 +27,11 @@ Method (printed with the results):
     flash_attn-layout tensors passes). Backward: the forward graph is built once per buffer set,
     and only torch.autograd.grad(out, (q, k, v), dout, retain_graph=True) is timed, so the
     number covers SDPA's backward kernels plus autograd's per-call host work, not the forward.
+  * FlexAttention (peer "flex"): torch.compile(flex_attention) with its default options (what a
+    user writes), on the same transpose views; causal = a BlockMask of q_idx >= kv_idx (N_q = N_k
+    here, so top-left and bottom-right agree), built once per shape outside the timing. Each
+    shape compiles once (in the warm-up, not timed; seconds per shape), so dynamo's recompile
+    limit is raised for the grid. Backward as SDPA's: autograd.grad on a retained graph.
   * FLOPs: forward 4 * B * H * Nq * Nk * d (halved when causal), backward 2.5x forward.
   * FP8 (forward only; --algos fa3fp8,fa3fp8q): fa_fp8_forward (BLOCK scales, incoherent
     processing, the library's defaults) with each buffer set owning its workspace.
@@ -425,6 +431,61 @@ def time_sdpa(torch, peer, sets, causal, pas, warmup, iters):
         return ms, None
 
 
+_flex = None
+
+
+def flex_compiled(torch):
+    """torch.compile(flex_attention), once per process: every shape of the grid recompiles it
+    (static shapes), so dynamo's recompile limit (8 by default; past it dynamo runs the unfused
+    eager path, which would time something else) is raised first."""
+    global _flex
+    if _flex is None:
+        import torch._dynamo
+        from torch.nn.attention.flex_attention import flex_attention
+        for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                     "accumulated_cache_size_limit"):
+            if hasattr(torch._dynamo.config, name):
+                setattr(torch._dynamo.config, name, max(getattr(torch._dynamo.config, name), 4096))
+        _flex = torch.compile(flex_attention)
+    return _flex
+
+
+def flex_fns(torch, sets, causal, pas):
+    """One timed FlexAttention callable per buffer set (as sdpa_fns; forward under no_grad)."""
+    from torch.nn.attention.flex_attention import create_block_mask
+    attn = flex_compiled(torch)
+    b, n, h, _ = sets[0]["q"].shape
+    mask = None
+    if causal:
+        mask = create_block_mask(lambda b_, h_, q_idx, kv_idx: q_idx >= kv_idx, B=None, H=None,
+                                 Q_LEN=n, KV_LEN=n, device=sets[0]["q"].device)
+    if pas == "fwd":
+        views = [(s["q"].transpose(1, 2), s["k"].transpose(1, 2), s["v"].transpose(1, 2)) for s in sets]
+        return [lambda t=t: attn(*t, block_mask=mask) for t in views]
+    graphs = []
+    for s in sets:
+        leaves = tuple(s[x].detach().requires_grad_() for x in ("q", "k", "v"))
+        out = attn(*(t.transpose(1, 2) for t in leaves), block_mask=mask)
+        graphs.append((out, leaves, s["dout"].transpose(1, 2)))
+    return [lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True) for g in graphs]
+
+
+def time_flex(torch, sets, causal, pas, warmup, iters):
+    fns = flex_fns(torch, sets, causal, pas)
+    if pas == "fwd":
+        with torch.no_grad():
+            return time_calls(torch, fns, warmup, iters), fns[0]()
+    ms = time_calls(torch, fns, warmup, iters)
+    del fns
+    return ms, None
+
+
+def time_peer(torch, peer, sets, causal, pas, warmup, iters):
+    if peer == "flex":
+        return time_flex(torch, sets, causal, pas, warmup, iters)
+    return time_sdpa(torch, peer, sets, causal, pas, warmup, iters)
+
+
 def time_rounds(rows, retime, rounds, fl):
     """Rounds 2..rounds of a shape (round 1 is the rows' own ms): each row whose backend timed
     (retime[i] not None) is timed again, in reverse order on even rounds, so that no backend is
@@ -451,9 +512,9 @@ def run_shape(torch, lib, args, algos, peers, pas, d, n, causal, dtype):
         rec = dict(pass_=pas, causal=causal, d=d, n=n, b=b, h=h, backend=peer)
         again = None
         try:
-            ms, out = time_sdpa(torch, peer, sets, causal, pas, args.warmup, args.iters)
+            ms, out = time_peer(torch, peer, sets, causal, pas, args.warmup, args.iters)
             rec.update(ms=ms, tflops=fl / ms / 1e9)
-            again = lambda peer=peer: time_sdpa(torch, peer, sets, causal, pas, args.warmup, args.iters)[0]
+            again = lambda peer=peer: time_peer(torch, peer, sets, causal, pas, args.warmup, args.iters)[0]
             if out is not None and ref_out is None:
                 ref_out = out
         except Exception as e:  # a backend that refuses a shape (e.g. efficient at d256 bwd)
@@ -561,6 +622,7 @@ def write_markdown(path, results, algos, peers, meta):
         lines += [f"Ceilings measured in this run: cuBLAS {meta['dtype']} GEMM 8192³ "
                   f"{fmt(c.get('gemm_tflops'))} TFLOP/s, device-to-device copy {fmt(c.get('copy_gbs'))} GB/s.", ""]
     backends = peers + [f"ours_{a}" for a in algos]
+    flex = "flex" in peers  # an ours/Flex column only where FlexAttention was timed
     summary = []
     for pas in ("fwd", "bwd"):
         rs = [r for r in results if r["pass_"] == pas]
@@ -568,32 +630,39 @@ def write_markdown(path, results, algos, peers, meta):
             continue
         shapes = sorted({(r["d"], r["causal"], r["n"]) for r in rs})
         lines += [f"## {'Forward' if pas == 'fwd' else 'Backward'}", "",
-                  "| d | causal | N | B×H | " + " | ".join(backends) + " | ours/FA2 | ours/cuDNN |",
-                  "|" + "---|" * (len(backends) + 6)]
-        ratios_fa2, ratios_cudnn, cols = [], [], {bk: [] for bk in backends}
+                  "| d | causal | N | B×H | " + " | ".join(backends) + " | ours/FA2 | ours/cuDNN |" +
+                  (" ours/Flex |" if flex else ""),
+                  "|" + "---|" * (len(backends) + 6 + flex)]
+        ratios_fa2, ratios_cudnn, ratios_flex, cols = [], [], [], {bk: [] for bk in backends}
         for d, causal, n in shapes:
             by = {r["backend"]: r.get("tflops") for r in rs if (r["d"], r["causal"], r["n"]) == (d, causal, n)}
             bh = next(f"{r['b']}×{r['h']}" for r in rs if (r["d"], r["causal"], r["n"]) == (d, causal, n))
             ours = ours_value(by, algos)
             rf = ours / by["sdpa_flash"] if ours and by.get("sdpa_flash") else None
             rc = ours / by["sdpa_cudnn"] if ours and by.get("sdpa_cudnn") else None
+            rx = ours / by["flex"] if ours and by.get("flex") else None
             ratios_fa2.append(rf)
             ratios_cudnn.append(rc)
+            ratios_flex.append(rx)
             for bk in backends:
                 cols[bk].append(by.get(bk))
             lines.append(f"| {d} | {'yes' if causal else 'no'} | {n} | {bh} | " +
-                         " | ".join(fmt(by.get(bk)) for bk in backends) + f" | {fmt(rf, 2)} | {fmt(rc, 2)} |")
+                         " | ".join(fmt(by.get(bk)) for bk in backends) + f" | {fmt(rf, 2)} | {fmt(rc, 2)} |" +
+                         (f" {fmt(rx, 2)} |" if flex else ""))
         gm = {bk: geomean(cols[bk]) for bk in backends}
-        gf, gc = geomean(ratios_fa2), geomean(ratios_cudnn)
+        gf, gc, gx = geomean(ratios_fa2), geomean(ratios_cudnn), geomean(ratios_flex)
         mf = min((x for x in ratios_fa2 if x), default=None)
         mc = min((x for x in ratios_cudnn if x), default=None)
+        mx = min((x for x in ratios_flex if x), default=None)
         lines.append(f"| **geomean** | | | | " + " | ".join(fmt(gm[bk]) for bk in backends) +
-                     f" | {fmt(gf, 2)} | {fmt(gc, 2)} |")
+                     f" | {fmt(gf, 2)} | {fmt(gc, 2)} |" + (f" {fmt(gx, 2)} |" if flex else ""))
         lines.append(f"| **min ratio** | | | | " + " | ".join("" for _ in backends) +
-                     f" | {fmt(mf, 2)} | {fmt(mc, 2)} |")
+                     f" | {fmt(mf, 2)} | {fmt(mc, 2)} |" + (f" {fmt(mx, 2)} |" if flex else ""))
         lines.append("")
         summary.append(dict(pass_=pas, geomean=gm, geomean_ours_over_fa2=gf, geomean_ours_over_cudnn=gc,
                             min_ours_over_fa2=mf, min_ours_over_cudnn=mc))
+        if flex:
+            summary[-1].update(geomean_ours_over_flex=gx, min_ours_over_flex=mx)
     errors = [r for r in results if r.get("error") or r.get("warning")]
     if errors:
         lines += ["## Not measured / warnings", ""]
@@ -855,6 +924,9 @@ METHOD = ("CUDA events around each call, median of the timed calls after a warm-
           "FLOPs: fwd 4·B·H·N²·d (/2 causal), bwd 2.5× fwd. FP8 (fa3fp8*): fa_fp8_forward, BLOCK scales + "
           "incoherent processing, one workspace per buffer set; fa3fp8 = kernel alone (reuse_quantized 1), "
           "fa3fp8q = quantisation included; same FLOP count.")
+METHOD_FLEX = (" FlexAttention: torch.compile(flex_attention), default options, on the same transpose views; "
+               "causal = a BlockMask (q_idx >= kv_idx) built per shape outside the timing; compiled in the "
+               "warm-up.")
 METHOD_ROUNDS = (" Rounds: each shape's backends timed {r} times on the same inputs, the order reversed each "
                  "round; the median of the {r} medians.")
 
@@ -866,7 +938,9 @@ def main():
     ap.add_argument("--algos", default="auto,fa2,fa3",
                     help="comma list of auto,fa1,fa2,fa3 and the fp8 forward's fa3fp8 (kernel alone), "
                          "fa3fp8q (quantisation included)")
-    ap.add_argument("--peers", default="sdpa_flash,sdpa_cudnn,sdpa_efficient")
+    ap.add_argument("--peers", default="sdpa_flash,sdpa_cudnn,sdpa_efficient",
+                    help="comma list of sdpa_flash, sdpa_cudnn, sdpa_efficient and flex (FlexAttention, "
+                         "torch.compile'd: seconds of compilation per shape, outside the timing)")
     ap.add_argument("--pass", dest="passes", default="both", choices=["fwd", "bwd", "both"])
     ap.add_argument("--hdims", default="64,128,256")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
@@ -924,6 +998,9 @@ def main():
         if a not in FA_ALGO and a not in FP8_ALGOS:
             ap.error(f"unknown algo {a}")
     peers = [p for p in args.peers.split(",") if p]
+    for p in peers:
+        if p not in SDPA_BACKENDS and p != "flex":
+            ap.error(f"unknown peer {p} (sdpa_flash, sdpa_cudnn, sdpa_efficient, flex)")
     passes = ["fwd", "bwd"] if args.passes == "both" else [args.passes]
     hdims = [int(x) for x in args.hdims.split(",")]
     seqlens = [int(x) for x in args.seqlens.split(",")]
@@ -933,7 +1010,8 @@ def main():
     meta = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
                 cudnn=torch.backends.cudnn.version(), dtype=args.dtype,
                 date=time.strftime("%Y-%m-%d %H:%M"), algos=algos, peers=peers, rounds=args.rounds,
-                method=METHOD + (METHOD_ROUNDS.format(r=args.rounds) if args.rounds > 1 else ""),
+                method=METHOD + (METHOD_FLEX if "flex" in peers else "") +
+                (METHOD_ROUNDS.format(r=args.rounds) if args.rounds > 1 else ""),
                 library=lib.fa_build_info().decode())
     print(f"compare: {meta['device']}, torch {meta['torch']}, cuDNN {meta['cudnn']}, {args.dtype}")
     print("method: " + meta["method"], flush=True)
@@ -989,7 +1067,9 @@ def main():
     for s in summary:
         print(f"SUMMARY {s['pass_']}: geomean ours/FA2 {fmt(s['geomean_ours_over_fa2'], 2)}, "
               f"ours/cuDNN {fmt(s['geomean_ours_over_cudnn'], 2)}, min ours/FA2 {fmt(s['min_ours_over_fa2'], 2)}, "
-              f"min ours/cuDNN {fmt(s['min_ours_over_cudnn'], 2)}")
+              f"min ours/cuDNN {fmt(s['min_ours_over_cudnn'], 2)}" +
+              (f", geomean ours/Flex {fmt(s['geomean_ours_over_flex'], 2)}, min ours/Flex "
+               f"{fmt(s['min_ours_over_flex'], 2)}" if "geomean_ours_over_flex" in s else ""))
     print("wrote: " + ", ".join([os.path.join(out_dir, "compare.json"), os.path.join(out_dir, "compare.md")] + pngs))
     return 0
 

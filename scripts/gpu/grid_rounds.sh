@@ -9,6 +9,9 @@
 #     bash scripts/gpu/grid_rounds.sh "$OUT"      (~360 s on one H100/H200 with ROUNDS=3)
 # Session 40's call 7 (18 short shapes; compare_fwd_session40_rounds.md) is this with
 #     PEERS=sdpa_cudnn SEQLENS=512,1024,2048 CEILINGS= bash scripts/gpu/grid_rounds.sh "$OUT"
+# FlexAttention as a peer too (bench/compare.py's "flex": torch.compile'd, one compilation per
+# shape in the warm-up; written in session 47, not yet run on a GPU), e.g. at d128 alone:
+#     PEERS=sdpa_flash,sdpa_cudnn,flex HDIMS=128 bash scripts/gpu/grid_rounds.sh "$OUT"
 # Writes compare.json / compare.md / PNGs and the build log to $OUT; prints every round's TFLOP/s.
 set -uo pipefail
 OUT=${1:-${OUT:-/tmp/fa_grid_rounds_out}}

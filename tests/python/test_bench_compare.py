@@ -38,3 +38,46 @@ def test_a_backend_that_failed_is_not_retimed(compare):
     assert "ms_rounds" not in rows[0] and rows[0]["ms"] is None
     assert rows[1]["ms_rounds"] == [2.0, 4.0] and rows[1]["ms"] == 3.0
     assert rows[1]["tflops"] == pytest.approx(8e9 / 3.0 / 1e9)
+
+
+def _meta():
+    return dict(device="test GPU", dtype="bf16", torch="0", cudnn=0, date="today", method="m")
+
+
+def _shape_rows(tflops):
+    return [dict(pass_="fwd", causal=True, d=128, n=512, b=32, h=16, backend=bk, tflops=t)
+            for bk, t in tflops.items()]
+
+
+def test_flex_peer_adds_an_ours_over_flex_column(compare, tmp_path):
+    rows = _shape_rows({"sdpa_flash": 100.0, "sdpa_cudnn": 200.0, "flex": 150.0, "ours_fa3": 300.0})
+    summary = compare.write_markdown(str(tmp_path / "c.md"), rows, ["fa3"],
+                                     ["sdpa_flash", "sdpa_cudnn", "flex"], _meta())
+    text = (tmp_path / "c.md").read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| d |"))
+    assert header.endswith("| ours/FA2 | ours/cuDNN | ours/Flex |")
+    row = next(line for line in text.splitlines() if line.startswith("| 128 |"))
+    assert row.endswith("| 3.00 | 1.50 | 2.00 |")
+    assert summary[0]["geomean_ours_over_flex"] == pytest.approx(2.0)
+    assert summary[0]["min_ours_over_flex"] == pytest.approx(2.0)
+
+
+def test_without_flex_the_table_keeps_its_columns(compare, tmp_path):
+    rows = _shape_rows({"sdpa_flash": 100.0, "sdpa_cudnn": 200.0, "ours_fa3": 300.0})
+    summary = compare.write_markdown(str(tmp_path / "c.md"), rows, ["fa3"], ["sdpa_flash", "sdpa_cudnn"], _meta())
+    lines = (tmp_path / "c.md").read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| d |"))
+    row = next(line for line in lines if line.startswith("| 128 |"))
+    # Scripts read these rows by position: d, causal, N, B×H, the backends, ours/FA2, ours/cuDNN.
+    assert header.endswith("| ours_fa3 | ours/FA2 | ours/cuDNN |")
+    assert len(row.strip().strip("|").split("|")) == 4 + 3 + 2
+    assert "geomean_ours_over_flex" not in summary[0]
+
+
+def test_time_peer_sends_flex_to_flexattention_and_the_rest_to_sdpa(compare, monkeypatch):
+    calls = []
+    monkeypatch.setattr(compare, "time_flex", lambda *a: calls.append("flex") or (1.0, None))
+    monkeypatch.setattr(compare, "time_sdpa", lambda torch, peer, *a: calls.append(peer) or (2.0, None))
+    assert compare.time_peer(None, "flex", [], True, "fwd", 1, 20) == (1.0, None)
+    assert compare.time_peer(None, "sdpa_cudnn", [], True, "fwd", 1, 20) == (2.0, None)
+    assert calls == ["flex", "sdpa_cudnn"]
