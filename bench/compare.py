@@ -454,7 +454,7 @@ def flex_fns(torch, sets, causal, pas):
     """One timed FlexAttention callable per buffer set (as sdpa_fns; forward under no_grad)."""
     from torch.nn.attention.flex_attention import create_block_mask
     attn = flex_compiled(torch)
-    b, n, h, _ = sets[0]["q"].shape
+    n = sets[0]["q"].shape[1]  # (B, N, H, D) buffers
     mask = None
     if causal:
         mask = create_block_mask(lambda b_, h_, q_idx, kv_idx: q_idx >= kv_idx, B=None, H=None,
