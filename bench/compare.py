@@ -403,32 +403,38 @@ def sdpa_backend(peer):
     return sdpa_kernel([getattr(SDPBackend, SDPA_BACKENDS[peer])])
 
 
-def sdpa_fns(torch, sets, causal, pas):
-    """One timed SDPA callable per buffer set; call them inside sdpa_backend(peer) (the backward's
-    graphs are built here, so build inside it too) and, forward, under torch.no_grad()."""
-    F = torch.nn.functional
+def attention_fns(torch, sets, pas, attn):
+    """One timed callable per buffer set for a peer's attn(q, k, v) on (B, H, N, D) views. Forward:
+    call them under torch.no_grad(). Backward: the graphs are built here (so a peer's backend
+    context must be open around this call too), and the timed call is autograd.grad on them."""
     if pas == "fwd":
         views = [(s["q"].transpose(1, 2), s["k"].transpose(1, 2), s["v"].transpose(1, 2)) for s in sets]
-        return [lambda t=t: F.scaled_dot_product_attention(*t, is_causal=causal) for t in views]
+        return [lambda t=t: attn(*t) for t in views]
     graphs = []
     for s in sets:
-        # Leaves in (B, N, H, D); SDPA sees their transposes. The transposes' backward is a
-        # view (no kernel), so the timed grad call is SDPA's backward plus autograd.
+        # Leaves in (B, N, H, D); the peer sees their transposes. The transposes' backward is a
+        # view (no kernel), so the timed grad call is the peer's backward plus autograd.
         leaves = tuple(s[x].detach().requires_grad_() for x in ("q", "k", "v"))
-        out = F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in leaves), is_causal=causal)
+        out = attn(*(t.transpose(1, 2) for t in leaves))
         graphs.append((out, leaves, s["dout"].transpose(1, 2)))
     return [lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True) for g in graphs]
 
 
+def time_fns(torch, fns, pas, warmup, iters):
+    """(ms, the forward's output of set 0, None for the backward) of a peer's callables."""
+    if pas == "fwd":
+        with torch.no_grad():
+            return time_calls(torch, fns, warmup, iters), fns[0]()
+    ms = time_calls(torch, fns, warmup, iters)
+    del fns  # the only reference (callers pass the list in): the backward's graphs are freed now
+    return ms, None
+
+
 def time_sdpa(torch, peer, sets, causal, pas, warmup, iters):
+    F = torch.nn.functional
+    attn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
     with sdpa_backend(peer):
-        fns = sdpa_fns(torch, sets, causal, pas)
-        if pas == "fwd":
-            with torch.no_grad():
-                return time_calls(torch, fns, warmup, iters), fns[0]()
-        ms = time_calls(torch, fns, warmup, iters)
-        del fns
-        return ms, None
+        return time_fns(torch, attention_fns(torch, sets, pas, attn), pas, warmup, iters)
 
 
 _flex = None
@@ -450,34 +456,16 @@ def flex_compiled(torch):
     return _flex
 
 
-def flex_fns(torch, sets, causal, pas):
-    """One timed FlexAttention callable per buffer set (as sdpa_fns; forward under no_grad)."""
+def time_flex(torch, sets, causal, pas, warmup, iters):
     from torch.nn.attention.flex_attention import create_block_mask
-    attn = flex_compiled(torch)
+    flex = flex_compiled(torch)
     n = sets[0]["q"].shape[1]  # (B, N, H, D) buffers
     mask = None
     if causal:
         mask = create_block_mask(lambda b_, h_, q_idx, kv_idx: q_idx >= kv_idx, B=None, H=None,
                                  Q_LEN=n, KV_LEN=n, device=sets[0]["q"].device)
-    if pas == "fwd":
-        views = [(s["q"].transpose(1, 2), s["k"].transpose(1, 2), s["v"].transpose(1, 2)) for s in sets]
-        return [lambda t=t: attn(*t, block_mask=mask) for t in views]
-    graphs = []
-    for s in sets:
-        leaves = tuple(s[x].detach().requires_grad_() for x in ("q", "k", "v"))
-        out = attn(*(t.transpose(1, 2) for t in leaves), block_mask=mask)
-        graphs.append((out, leaves, s["dout"].transpose(1, 2)))
-    return [lambda g=g: torch.autograd.grad(g[0], g[1], g[2], retain_graph=True) for g in graphs]
-
-
-def time_flex(torch, sets, causal, pas, warmup, iters):
-    fns = flex_fns(torch, sets, causal, pas)
-    if pas == "fwd":
-        with torch.no_grad():
-            return time_calls(torch, fns, warmup, iters), fns[0]()
-    ms = time_calls(torch, fns, warmup, iters)
-    del fns
-    return ms, None
+    attn = lambda q, k, v: flex(q, k, v, block_mask=mask)  # noqa: E731
+    return time_fns(torch, attention_fns(torch, sets, pas, attn), pas, warmup, iters)
 
 
 def time_peer(torch, peer, sets, causal, pas, warmup, iters):
