@@ -12,7 +12,8 @@
 # (e.g. a runtime switch forced), summarised after the main tests.
 # BENCHES: "label@build dir@env assignments@bench/compare.py args" separated by ';', run one after
 # the other once everything is built; each one's markdown table is printed and collected in
-# $OUT/bench.md (peers are re-timed in each, so every ratio is same-run).
+# $OUT/bench.md with compare.py's list of failed shapes and output warnings (peers are re-timed in
+# each, so every ratio is same-run).
 # ALTERNATE: "label@build dir" pairs separated by spaces, with ALTERNATE_ARGS (compare.py args) and
 # ALTERNATE_ROUNDS (default 2): BENCHES becomes each pair in turn, ALTERNATE_ROUNDS times over
 # (labels get the round number: off1, on1, off2, on2, ...), appended to any BENCHES given.
@@ -77,7 +78,8 @@ for b in "${benches[@]}"; do
   env $envs timeout "${BENCH_TIMEOUT_S:-150}" python3 bench/compare.py --lib "$dir/libflashattn.so" $args \
     --out "/tmp/${AB_TAG:-ab}_bench_$label" >"/tmp/${AB_TAG:-ab}_bench_$label.log" 2>&1
   echo "(rc=$? at $((SECONDS - start)) s)" >>"$OUT/bench.md"
-  cat "/tmp/${AB_TAG:-ab}_bench_$label/compare.md" "/tmp/${AB_TAG:-ab}_bench_$label/ablation.md" 2>/dev/null | grep -E "^\|" >>"$OUT/bench.md" ||
+  cat "/tmp/${AB_TAG:-ab}_bench_$label/compare.md" "/tmp/${AB_TAG:-ab}_bench_$label/ablation.md" 2>/dev/null |
+    grep -E "^\||^## Not measured|^- " >>"$OUT/bench.md" ||
     tail -5 "/tmp/${AB_TAG:-ab}_bench_$label.log" >>"$OUT/bench.md"
 done
 echo "ab: done in $((SECONDS - start)) s"

@@ -10,7 +10,7 @@
 # Session 40's call 7 (18 short shapes; compare_fwd_session40_rounds.md) is this with
 #     PEERS=sdpa_cudnn SEQLENS=512,1024,2048 CEILINGS= bash scripts/gpu/grid_rounds.sh "$OUT"
 # FlexAttention as a peer too (bench/compare.py's "flex": torch.compile'd, one compilation per
-# shape in the warm-up; written in session 47, not yet run on a GPU), e.g. at d128 alone:
+# shape in the warm-up; ~11 s per shape with four backends on an H100 in session 48), e.g. at d128:
 #     PEERS=sdpa_flash,sdpa_cudnn,flex HDIMS=128 bash scripts/gpu/grid_rounds.sh "$OUT"
 # Writes compare.json / compare.md / PNGs and the build log to $OUT; prints every round's TFLOP/s.
 set -uo pipefail

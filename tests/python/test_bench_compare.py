@@ -81,3 +81,38 @@ def test_time_peer_sends_flex_to_flexattention_and_the_rest_to_sdpa(compare, mon
     assert compare.time_peer(None, "flex", [], True, "fwd", 1, 20) == (1.0, None)
     assert compare.time_peer(None, "sdpa_cudnn", [], True, "fwd", 1, 20) == (2.0, None)
     assert calls == ["flex", "sdpa_cudnn"]
+
+
+class _Out:
+    """The torch tensor calls check_peer_output makes, on a numpy array."""
+
+    def __init__(self, a):
+        import numpy as np
+        self.a = np.asarray(a, dtype=float)
+
+    def float(self):
+        return self
+
+    def __sub__(self, other):
+        return _Out(self.a - other.a)
+
+    def abs(self):
+        return _Out(abs(self.a))
+
+    def max(self):
+        return _Out(self.a.max())
+
+    def item(self):
+        return float(self.a)
+
+
+@pytest.mark.parametrize("out, warned", [([0.5, -0.25, 1.0], False),   # bf16-level differences
+                                         ([0.5, -0.25, 0.9], True),    # one element 0.1 off
+                                         ([0.5, float("nan"), 1.0], True)])  # NaN never passes
+def test_a_peer_output_is_checked_against_the_first_peer(compare, out, warned):
+    rec = {}
+    compare.check_peer_output(rec, _Out(out), _Out([0.5, -0.26, 1.0]), "sdpa_flash")
+    assert "max_abs_diff_vs_sdpa_flash" in rec
+    assert ("warning" in rec) == warned
+    if warned:
+        assert rec["warning"].startswith("output differs from sdpa_flash")

@@ -24,6 +24,8 @@
 // key blocks a row's max rarely changes, so at long N most blocks skip. 0 = always rescale.
 // Default 0: H200, session 5 round 1, it cost 0-5% at every non-causal d64/d128/d256 shape
 // measured (the compare and vote sit on the softmax → P·V path; the FMULs it saves are cheap).
+// Again at d128 on session 48's kernel (one H100, two alternations, N 2k-16k): -2.6% geomean,
+// lower at every shape, causal N16k -8% (docs/perf/ab_session48.md).
 #ifndef FA_SM90_FWD_RESCALE_SKIP
 #define FA_SM90_FWD_RESCALE_SKIP 0
 #endif
@@ -41,6 +43,8 @@
 // ~12% slower mode that shape showed in some processes, LOG.md round 2). Default: d256 only. Causal
 // d256, where the tree was the only change in round 2: within 1% at N 512-4k, N8k 690 -> 671
 // (masked instances too); d192 not measured.
+// d128 again on session 48's kernel (one H100, two alternations, N 2k-16k): -1.6..-3.0% at every
+// non-causal shape, even at causal (docs/perf/ab_session48.md): still d256 only.
 #ifndef FA_SM90_FWD_TREE_REDUCE
 #define FA_SM90_FWD_TREE_REDUCE 32
 #endif
