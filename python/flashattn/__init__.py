@@ -1,6 +1,7 @@
 """flashattn: exact FlashAttention (CUDA kernels and a CPU backend) behind a C ABI.
 
-- flash_attn_func / flash_attn_varlen_func: drop-ins for flash_attn's, on torch tensors.
+- flash_attn_func / flash_attn_varlen_func: drop-ins for flash_attn's, on torch tensors; their
+  packed forms (flash_attn_qkvpacked_func, flash_attn_kvpacked_func and the two varlen ones) too.
 - flash_attn_with_kvcache: flash_attn's KV-cache decode (contiguous or paged cache, in-place
   append), on torch tensors.
 - flash_attn_fp8_func: the FP8 (e4m3) forward (inference only), on torch tensors.
@@ -45,11 +46,24 @@ if _torch_missing:
 
     flash_attn_func = _needs_torch("flash_attn_func")
     flash_attn_varlen_func = _needs_torch("flash_attn_varlen_func")
+    flash_attn_qkvpacked_func = _needs_torch("flash_attn_qkvpacked_func")
+    flash_attn_kvpacked_func = _needs_torch("flash_attn_kvpacked_func")
+    flash_attn_varlen_qkvpacked_func = _needs_torch("flash_attn_varlen_qkvpacked_func")
+    flash_attn_varlen_kvpacked_func = _needs_torch("flash_attn_varlen_kvpacked_func")
     flash_attn_with_kvcache = _needs_torch("flash_attn_with_kvcache")
     flash_attn_fp8_func = _needs_torch("flash_attn_fp8_func")
 else:
     # Importing registers the torch.ops.flashattn custom ops.
-    from ._torch import flash_attn_fp8_func, flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache
+    from ._torch import (
+        flash_attn_fp8_func,
+        flash_attn_func,
+        flash_attn_kvpacked_func,
+        flash_attn_qkvpacked_func,
+        flash_attn_varlen_func,
+        flash_attn_varlen_kvpacked_func,
+        flash_attn_varlen_qkvpacked_func,
+        flash_attn_with_kvcache,
+    )
 
 __all__ = [
     "attention",
@@ -60,6 +74,10 @@ __all__ = [
     "attention_with_kvcache",
     "flash_attn_func",
     "flash_attn_varlen_func",
+    "flash_attn_qkvpacked_func",
+    "flash_attn_kvpacked_func",
+    "flash_attn_varlen_qkvpacked_func",
+    "flash_attn_varlen_kvpacked_func",
     "flash_attn_with_kvcache",
     "flash_attn_fp8_func",
     "cuda_built",

@@ -693,3 +693,83 @@ def test_double_backward_is_refused(via_ops, monkeypatch):
     (gq,) = torch.autograd.grad(flashattn.flash_attn_func(q, k, v).square().sum(), q, create_graph=True)
     with pytest.raises(RuntimeError):
         gq.sum().backward()
+
+
+def _assert_same_call(got, want, leaves_got, leaves_want):
+    """Outputs bitwise equal, then the same backward through both; gradients bitwise equal."""
+    for g, w in zip(got, want):
+        if w is None:
+            assert g is None
+        else:
+            torch.testing.assert_close(g, w, rtol=0, atol=0)
+    dout = torch.randn_like(want[0])
+    got[0].backward(dout)
+    want[0].backward(dout)
+    for g, w in zip(leaves_got, leaves_want):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("causal,window,softcap", [(False, (-1, -1), 0.0), (True, (-1, -1), 0.0),
+                                                    (False, (5, 1), 2.0)])
+def test_qkvpacked_is_flash_attn_func_on_its_views(causal, window, softcap):
+    # One buffer (batch, seqlen, 3, nheads, headdim): the kernels read q, k, v in place (head
+    # stride 3·nheads·headdim) and qkv.grad is one tensor of qkv's shape, as in flash_attn.
+    q, k, v = _qkv(nq=21, nk=21, hk=4)
+    qkv = torch.stack([x.detach() for x in (q, k, v)], dim=2).requires_grad_()
+    kw = dict(causal=causal, window_size=window, softcap=softcap, return_attn_probs=True)
+    got = flashattn.flash_attn_qkvpacked_func(qkv, **kw)
+    want = flashattn.flash_attn_func(q, k, v, **kw)
+    assert qkv.is_contiguous() and got[1].shape == (2, 4, 21)
+    _assert_same_call(got, want, [None], [None])
+    assert qkv.grad.shape == qkv.shape
+    for g, w in zip(qkv.grad.unbind(2), (q.grad, k.grad, v.grad)):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
+def test_kvpacked_with_grouped_heads():
+    q, k, v = _qkv(nq=19, nk=23, h=4, hk=2)
+    kv = torch.stack([k.detach(), v.detach()], dim=2).requires_grad_()
+    q2 = q.detach().clone().requires_grad_()
+    got = (flashattn.flash_attn_kvpacked_func(q2, kv, causal=True),)
+    want = (flashattn.flash_attn_func(q, k, v, causal=True),)
+    _assert_same_call(got, want, [q2.grad], [q.grad])
+    for g, w in zip(kv.grad.unbind(2), (k.grad, v.grad)):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
+def test_varlen_packed_forms_are_flash_attn_varlen_func_on_their_views():
+    g = torch.Generator().manual_seed(5)
+    cu = torch.tensor([0, 7, 7, 20], dtype=torch.int32)
+    qkv = torch.randn(20, 3, 4, 32, generator=g).requires_grad_()
+    q, k, v = (x.detach().clone().requires_grad_() for x in qkv.unbind(1))
+    got = flashattn.flash_attn_varlen_qkvpacked_func(qkv, cu, 13, causal=True, return_attn_probs=True)
+    want = flashattn.flash_attn_varlen_func(q, k, v, cu, cu, 13, 13, causal=True, return_attn_probs=True)
+    _assert_same_call(got, want, [], [])
+    for gr, w in zip(qkv.grad.unbind(1), (q.grad, k.grad, v.grad)):
+        torch.testing.assert_close(gr, w, rtol=0, atol=0)
+
+    cu_k = torch.tensor([0, 9, 15, 31], dtype=torch.int32)
+    kv = torch.randn(31, 2, 2, 32, generator=g).requires_grad_()
+    k, v = (x.detach().clone().requires_grad_() for x in kv.unbind(1))
+    q2 = q.detach().clone().requires_grad_()
+    q3 = q.detach().clone().requires_grad_()
+    got = (flashattn.flash_attn_varlen_kvpacked_func(q2, kv, cu, cu_k, 13, 16, window_size=(4, 0)),)
+    want = (flashattn.flash_attn_varlen_func(q3, k, v, cu, cu_k, 13, 16, window_size=(4, 0)),)
+    _assert_same_call(got, want, [q2.grad], [q3.grad])
+    for gr, w in zip(kv.grad.unbind(1), (k.grad, v.grad)):
+        torch.testing.assert_close(gr, w, rtol=0, atol=0)
+
+
+def test_packed_forms_refuse_a_wrong_layout():
+    q, k, v = _qkv(nq=21, nk=21, hk=4, requires_grad=False)
+    with pytest.raises(ValueError, match=r"qkv: expected shape \(batch, seqlen, 3, nheads, headdim\), "
+                                         r"got \(2, 21, 2, 4, 32\)"):
+        flashattn.flash_attn_qkvpacked_func(torch.stack([q, k], dim=2))
+    with pytest.raises(ValueError, match=r"kv: expected shape \(batch, seqlen_k, 2, nheads_k, headdim\)"):
+        flashattn.flash_attn_kvpacked_func(q, torch.stack([k, v], dim=1))  # packed on the wrong dim
+    with pytest.raises(ValueError, match=r"qkv: expected shape \(total, 3, nheads, headdim\)"):
+        flashattn.flash_attn_varlen_qkvpacked_func(torch.stack([q, k, v], dim=2), torch.tensor([0, 21], dtype=torch.int32), 21)
+    with pytest.raises(TypeError, match="kv must be a torch.Tensor"):
+        flashattn.flash_attn_varlen_kvpacked_func(q[0], [k[0], v[0]], None, None, 21, 21)
+    with pytest.raises(NotImplementedError, match="dropout_p"):
+        flashattn.flash_attn_qkvpacked_func(torch.stack([q, k, v], dim=2), dropout_p=0.1)

@@ -104,6 +104,37 @@ def test_lse_vs_float64():
     _check(lse, ref, base, "lse")
 
 
+@pytest.mark.parametrize("form", ["qkvpacked", "kvpacked"])
+def test_packed_forms_vs_float64(form):
+    # The packed buffer is read in place (head stride 3·h·d or 2·hk·d, a TMA box of a strided
+    # tensor on sm90) and its gradient is one tensor: the 2x rule on each of its slices.
+    torch.manual_seed(3)
+    b, n, h, hk, d = 2, 1000, 8, (8 if form == "qkvpacked" else 2), 128
+    dt = torch.bfloat16
+    if form == "qkvpacked":
+        packed = torch.randn(b, n, 3, h, d, device="cuda", dtype=dt, requires_grad=True)
+        out = flashattn.flash_attn_qkvpacked_func(packed, causal=True)
+        q, k, v = packed.unbind(2)
+    else:
+        q = torch.randn(b, n, h, d, device="cuda", dtype=dt, requires_grad=True)
+        packed = torch.randn(b, n, 2, hk, d, device="cuda", dtype=dt, requires_grad=True)
+        out = flashattn.flash_attn_kvpacked_func(q, packed, causal=True)
+        k, v = packed.unbind(2)
+    dout = torch.randn_like(out)
+    out.backward(dout)
+    grads = (packed.grad.unbind(2) if form == "qkvpacked" else (q.grad,) + packed.grad.unbind(2))
+    kw = dict(causal=True, window=(-1, -1), softcap=0.0, scale=None)
+    leaves64 = [x.detach().double().requires_grad_() for x in (q, k, v)]
+    ref = _torch_attention(*leaves64, **kw)
+    refs = torch.autograd.grad(ref, leaves64, dout.double())
+    leaves = [x.detach().clone().requires_grad_() for x in (q, k, v)]
+    base = _torch_attention(*leaves, **kw)
+    bases = torch.autograd.grad(base, leaves, dout)
+    _check(out, ref, base, "out")
+    for name, ours, r, bse in zip(("dq", "dk", "dv"), grads, refs, bases):
+        _check(ours, r, bse, name)
+
+
 def _check_sequence_vs_dense(out, q, k, v, sq, eq, sk, ek):
     """Varlen sequence [sq, eq) with keys [sk, ek) against a dense call on that sequence alone:
     the same output exactly, gradients within bf16 rounding. Needs the
