@@ -165,3 +165,27 @@ def test_cuda_backend_on_cpu_tensors():
     out = np.empty_like(q)
     with pytest.raises(ValueError, match="the CUDA backend was asked for but q is a CPU tensor"):
         _C.forward(q, k, v, out, None, 0.0, False, -1, -1, 0.0, False, _C.BACKEND_CUDA, 0, 0, 0, None)
+
+
+TORCH_FUNCTIONS = ("flash_attn_func", "flash_attn_varlen_func", "flash_attn_qkvpacked_func",
+                   "flash_attn_kvpacked_func", "flash_attn_varlen_qkvpacked_func",
+                   "flash_attn_varlen_kvpacked_func", "flash_attn_with_kvcache", "flash_attn_fp8_func")
+
+
+def test_every_torch_function_is_exported():
+    assert set(TORCH_FUNCTIONS) <= set(flashattn.__all__)
+    assert all(callable(getattr(flashattn, name)) for name in TORCH_FUNCTIONS)
+
+
+def test_torch_functions_without_torch_say_so():
+    # Without torch the package still imports; the torch functions exist and fail with a clear
+    # ImportError (not an AttributeError at the call site).
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("torch is installed: the no-torch stand-ins are not in use")
+    for name in TORCH_FUNCTIONS:
+        with pytest.raises(ImportError, match=f"flashattn.{name} needs PyTorch, which is not installed"):
+            getattr(flashattn, name)(None)
