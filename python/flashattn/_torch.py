@@ -458,12 +458,12 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     return (out, lse, None) if return_attn_probs else out
 
 
-def _unpack(x, name, layout, dim, parts):
-    """The `parts` views of x along its packed dimension `dim`: no copy, so the kernels read the
-    packed buffer in place (the head stride passes as it is) and autograd gathers the views'
-    gradients into one tensor of x's shape, as flash_attn's packed functions return."""
+def _unpack(x, name, layout, dim):
+    """The views of x along its packed dimension `dim` (layout[dim] of them): no copy, so the
+    kernels read the packed buffer in place (the head stride passes as it is) and autograd gathers
+    the views' gradients into one tensor of x's shape, as flash_attn's packed functions return."""
     _check_tensor(x, name)
-    if x.dim() != len(layout) or x.shape[dim] != parts:
+    if x.dim() != len(layout) or x.shape[dim] != int(layout[dim]):
         raise ValueError(f"{name}: expected shape ({', '.join(layout)}), got {tuple(x.shape)}")
     return x.unbind(dim)
 
@@ -472,7 +472,7 @@ def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=Fal
                               softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False):
     """flash_attn.flash_attn_qkvpacked_func: qkv (batch, seqlen, 3, nheads, headdim). The same
     options and returns as flash_attn_func; qkv.grad has qkv's shape."""
-    q, k, v = _unpack(qkv, "qkv", ("batch", "seqlen", "3", "nheads", "headdim"), 2, 3)
+    q, k, v = _unpack(qkv, "qkv", ("batch", "seqlen", "3", "nheads", "headdim"), 2)
     return flash_attn_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
                            deterministic, return_attn_probs)
 
@@ -481,7 +481,7 @@ def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=Fa
                              softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False):
     """flash_attn.flash_attn_kvpacked_func: q (batch, seqlen_q, nheads, headdim), kv (batch,
     seqlen_k, 2, nheads_k, headdim), nheads % nheads_k == 0. As flash_attn_func otherwise."""
-    k, v = _unpack(kv, "kv", ("batch", "seqlen_k", "2", "nheads_k", "headdim"), 2, 2)
+    k, v = _unpack(kv, "kv", ("batch", "seqlen_k", "2", "nheads_k", "headdim"), 2)
     return flash_attn_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
                            deterministic, return_attn_probs)
 
@@ -491,7 +491,7 @@ def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen, dropout_p=0.0,
                                      return_attn_probs=False):
     """flash_attn.flash_attn_varlen_qkvpacked_func: qkv (total, 3, nheads, headdim), cu_seqlens
     int32 (batch + 1,) for queries and keys alike. As flash_attn_varlen_func otherwise."""
-    q, k, v = _unpack(qkv, "qkv", ("total", "3", "nheads", "headdim"), 1, 3)
+    q, k, v = _unpack(qkv, "qkv", ("total", "3", "nheads", "headdim"), 1)
     return flash_attn_varlen_func(q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, dropout_p,
                                   softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
                                   return_attn_probs)
@@ -502,7 +502,7 @@ def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k, max_seqle
                                     alibi_slopes=None, deterministic=False, return_attn_probs=False):
     """flash_attn.flash_attn_varlen_kvpacked_func: q (total_q, nheads, headdim), kv (total_k, 2,
     nheads_k, headdim). As flash_attn_varlen_func otherwise."""
-    k, v = _unpack(kv, "kv", ("total_k", "2", "nheads_k", "headdim"), 1, 2)
+    k, v = _unpack(kv, "kv", ("total_k", "2", "nheads_k", "headdim"), 1)
     return flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p,
                                   softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
                                   return_attn_probs)
