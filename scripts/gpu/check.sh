@@ -22,6 +22,8 @@
 #   EXTRA_CMAKE   more configure flags (shell words: quote a flag that holds spaces)
 #   BUILD_MAX_S   longest the build may take (default 300; a full build on one 16-core GPU host may need more)
 #   BENCH_MAX_S   longest the bench stage may take (default 200; the whole grid with --ceilings needs ~250)
+#   PYTEST_ARGS   extra pytest arguments for the python stage, e.g. "-k packed" after a filtered
+#                 build (shell words)                                (default: none: the whole suite)
 # Files written to $OUT (at most 8): build.log, ptxas.txt, tests.json, tests.log, sanitizer.log,
 # compare.json, compare.md, compare.png (or ablation.json with --ablation).
 set -uo pipefail
@@ -277,9 +279,10 @@ if has_stage python; then
     if FLASHATTN_LIB_DIR="$PWD/$BUILD_DIR" timeout "$t" python3 -m pip install -q --no-build-isolation ./python \
       >/tmp/fa_pip.log 2>&1; then
       t=$(budget 120)
-      timeout "$t" python3 -m pytest tests/python -q -rs -p no:cacheprovider 2>&1 | tail -25
-      rc=$?
-      note python "pytest tests/python rc=$rc (whole suite: CPU and CUDA cases)"
+      # shellcheck disable=SC2086 # PYTEST_ARGS is shell words
+      timeout "$t" python3 -m pytest tests/python -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tail -25
+      rc=${PIPESTATUS[0]}
+      note python "pytest tests/python ${PYTEST_ARGS:-(whole suite: CPU and CUDA cases)} rc=$rc"
     else
       tail -15 /tmp/fa_pip.log
       note python "pip install ./python FAILED (non-fatal)"
