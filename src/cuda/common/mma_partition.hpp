@@ -88,12 +88,7 @@ CUTE_HOST_DEVICE constexpr auto mma_frag_c_layout(Mma const& mma, Shape const& s
 }
 template <class Mma, class Shape>
 CUTE_DEVICE auto mma_frag_c(Mma const& mma, Shape const& shape) {
-  using E = MmaShapeC<Mma, Shape>;
-  if constexpr (E::kKnown) {
-    return cute::make_tensor<typename Mma::FrgTypeC>(typename E::type{});
-  } else {
-    return cute::partition_fragment_C(mma, shape);
-  }
+  return cute::make_tensor<typename Mma::FrgTypeC>(mma_frag_c_layout(mma, shape));
 }
 
 }  // namespace fa::cuda
