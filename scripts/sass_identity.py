@@ -9,7 +9,7 @@ Exit status 0 when every unit is identical in both. No GPU needed: this is how a
 kernel file is checked on the CPU machine (LOG.md, session 37).
 
     python3 scripts/sass_identity.py --filter 'sm90_fwd_|fwd_ablation_' [--base REV] [--jobs 2]
-                                     [--nvcc-flags='-DFA_SM90_FWD_Q_AHEAD=14']
+                                     [--nvcc-flags='-DFA_SM90_FWD_Q_AHEAD=14'] [--diff-dir DIR]
 
 --nvcc-flags appends the same flags to both sides' compile commands, so that a refactor of code a
 build switch compiles in (off by default) is checked with the switch on.
@@ -132,6 +132,10 @@ def main():
     )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--nvcc-flags", default="", help="flags appended to both sides' compile commands")
+    ap.add_argument(
+        "--diff-dir",
+        help="where to write <unit>.base.sass / <unit>.tree.sass of each unit whose SASS differs",
+    )
     a = ap.parse_args()
     # Killed, it still removes its git worktree (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -179,9 +183,20 @@ def main():
                         else ("SASS differs" if not same_sass else "")
                         + (" host differs" if not same_host else "")
                     )
+                    count = {
+                        k: sum(1 for s in v[0] if not s.startswith("Function"))
+                        for k, v in res.items()
+                    }
                     if same_sass:
-                        lines = sum(1 for s in res["tree"][0] if not s.startswith("Function"))
-                        verdict += f" ({lines} SASS lines)"
+                        verdict += f" ({count['tree']} SASS lines)"
+                    else:
+                        verdict += f" ({count['base']} -> {count['tree']} SASS lines)"
+                        if a.diff_dir:
+                            os.makedirs(a.diff_dir, exist_ok=True)
+                            for k, v in res.items():
+                                path = os.path.join(a.diff_dir, f"{os.path.basename(n)}.{k}.sass")
+                                with open(path, "w") as out:
+                                    out.write("\n".join(v[0]) + "\n")
                 bad += not verdict.startswith("identical")
                 print(f"{n}: {verdict}", flush=True)
         finally:

@@ -25,6 +25,15 @@ def classify(lines):
         m = re.search(r"^=+\s+and (Read|Write) access at (.*)", ln)
         if m and blocks:
             blocks[-1].append((m.group(1), m.group(2)))
+            continue
+        # --racecheck-report hazard|all: one "Potential WAR/RAW/WAW hazard" per shared-memory
+        # byte, then its two accesses as "Read Thread (x,y,z) at SITE" / "Write Thread ... at SITE".
+        if re.search(r"Error: Potential \w+ hazard", ln):
+            blocks.append([])
+            continue
+        m = re.search(r"^=+\s+(Read|Write) Thread \([^)]*\) at (.*)", ln)
+        if m and blocks:
+            blocks[-1].append((m.group(1), m.group(2)))
     known = sum(1 for b in blocks if all(k == "Read" or "HandoffRing<" in s for k, s in b)
                 and any("HandoffRing<" in s for _, s in b))
     summary = next((ln for ln in reversed(lines) if "RACECHECK SUMMARY" in ln), "")

@@ -98,32 +98,93 @@ CUTE_DEVICE void mask_packed(S& s, Coord const& coord, const core::Mask& mask, i
   }
 }
 
-// K and V of key block n of one (sequence, KV head) into the thread's partitions dk / dv of a
-// stage, for both decode tiles: one address per key row, through the block table when the cache
+// What one CTA of either decode tile works on, from its block index: blockIdx.x is (split, KV
+// head, batch), blockIdx.y the block of kBlockM packed rows. Its key blocks are those of its split
+// within the blocks some row of the tile may see (FA2's causal/local block skipping), and its
+// sequence's K/V rows are found through k_head / v_head (the cache's KV-head base), entry (the
+// contiguous cache's entry, cache_batch_idx) or table (the sequence's block-table row, or null).
+template <typename Element>
+struct DecodeCta {
+  int split, kv_head, batch;
+  int row0, rows_here, group;  // the tile's first packed row, its rows that exist, the GQA group
+  int64_t k_len;               // the sequence's keys
+  core::Mask mask;
+  int64_t i_first, i_last;  // query positions of the tile's first and last rows
+  int n_begin, n_end;       // the split's key blocks
+  const Element* k_head;
+  const Element* v_head;
+  int64_t entry;
+  const int32_t* table;
+};
+
+template <typename Element, int kBlockM, int kBlockN>
+CUTE_DEVICE DecodeCta<Element> locate_cta(const core::AttnParams& p, const DecodeArgs& a) {
+  const int split = int(blockIdx.x % unsigned(a.num_splits));
+  const int rest = int(blockIdx.x / unsigned(a.num_splits));
+  const int kv_head = rest % p.heads_kv;
+  const int batch = rest / p.heads_kv;
+  const int row0 = int(blockIdx.y) * kBlockM;
+  const int group = p.group_size();
+  const int rows_here = cute::min(kBlockM, a.m_rows - row0);
+
+  int64_t k_len = core::kv_len(p, batch);
+  if (k_len < 0) k_len = 0;  // a negative device-side cache_seqlens: an empty sequence
+  const core::Mask mask(p.seqlen_q, k_len, p.window_left, p.window_right);
+  const int64_t i_first = row0 / group, i_last = (row0 + rows_here - 1) / group;
+  int64_t key_first = 0, key_last = 0;
+  mask.key_range(i_first, i_last + 1, &key_first, &key_last);
+  const int n_min = int(key_first / kBlockN);
+  const int n_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_min;
+  const int per_split = (n_max - n_min + a.num_splits - 1) / a.num_splits;
+  const int n_begin = cute::min(n_max, n_min + split * per_split);
+  const int n_end = cute::min(n_max, n_begin + per_split);
+
+  const Element* k_head = static_cast<const Element*>(p.k) + int64_t(kv_head) * p.k_str.head;
+  const Element* v_head = static_cast<const Element*>(p.v) + int64_t(kv_head) * p.v_str.head;
+  const int64_t entry = p.cache_batch_idx ? int64_t(p.cache_batch_idx[batch]) : int64_t(batch);
+  const int32_t* table = p.block_table ? p.block_table + int64_t(batch) * p.block_table_stride : nullptr;
+  return {split,  kv_head, batch,   row0,  rows_here, group,  k_len, mask,
+          i_first, i_last, n_begin, n_end, k_head,    v_head, entry, table};
+}
+
+// The K/V stages in shared memory after Q: K0 V0 K1 V1 ...
+template <typename Traits>
+struct KvStages {
+  using Element = typename Traits::Element;
+  static constexpr int kElems = Traits::kSmemKVBytes / int(sizeof(Element));
+  Element* base;
+  CUTE_DEVICE auto k(int stage) const {
+    return make_tensor(make_smem_ptr(base + (2 * stage) * kElems), typename Traits::SmemLayoutKV{});
+  }
+  CUTE_DEVICE auto v(int stage) const {
+    return make_tensor(make_smem_ptr(base + (2 * stage + 1) * kElems), typename Traits::SmemLayoutKV{});
+  }
+};
+
+// K and V of key block n of the CTA's (sequence, KV head) into the thread's partitions dk / dv of
+// a stage, for both decode tiles: one address per key row, through the block table when the cache
 // is paged (any page size, so pages are resolved per row, not per block); rows at or past k_len
-// are zero-filled. k_head / v_head: the cache's KV-head base; entry: the contiguous cache's entry
-// (cache_batch_idx); table: the sequence's block-table row or null.
+// are zero-filled.
 template <int kBlockN, class Element, class DK, class DV, class Coord>
-CUTE_DEVICE void load_kv_rows(const core::AttnParams& p, const Element* k_head, const Element* v_head,
-                              const int32_t* table, int64_t entry, int64_t k_len, int n, DK&& dk, DV&& dv,
-                              Coord const& coord) {
+CUTE_DEVICE void load_kv_rows(const core::AttnParams& p, const DecodeCta<Element>& cta, int n, DK&& dk,
+                              DV&& dv, Coord const& coord) {
   CUTE_UNROLL
   for (int m = 0; m < size<1>(dk); ++m) {
     const int64_t j = int64_t(n) * kBlockN + get<0>(coord(0, m, 0));
-    if (j < k_len) {
+    if (j < cta.k_len) {
       int64_t slot, pos;  // cache entry (or page) and row within it
-      if (table) {
+      if (cta.table) {
         // 32-bit division (a 64-bit one is a ~70-instruction call): the capacity and the page
         // size are below 2^31 (validation).
         const uint32_t ps = uint32_t(p.page_size), page = uint32_t(j) / ps;
-        slot = table[page];
+        slot = cta.table[page];
         pos = int64_t(uint32_t(j) - page * ps);
       } else {
-        slot = entry;
+        slot = cta.entry;
         pos = j;
       }
-      const Element* ksrc = k_head + slot * p.k_str.batch + pos * p.k_str.row;
-      const Element* vsrc = v_head + slot * p.v_str.batch + pos * p.v_str.row;
+      const Element* ksrc = cta.k_head + slot * p.k_str.batch + pos * p.k_str.row;
+      const Element* vsrc = cta.v_head + slot * p.v_str.batch + pos * p.v_str.row;
       CUTE_UNROLL
       for (int k = 0; k < size<2>(dk); ++k) {
         const int col = get<1>(coord(0, m, k));
@@ -156,45 +217,12 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
   // address.
   constexpr int kBlockM = Traits::kBlockM;
 
-  const int split = int(blockIdx.x % unsigned(a.num_splits));
-  const int rest = int(blockIdx.x / unsigned(a.num_splits));
-  const int kv_head = rest % p.heads_kv;
-  const int batch = rest / p.heads_kv;
-  const int row0 = int(blockIdx.y) * kBlockM;
+  const DecodeCta<Element> cta = locate_cta<Element, kBlockM, kBlockN>(p, a);
   const int tid = threadIdx.x;
-  const int group = p.group_size();
-  const int rows_here = cute::min(kBlockM, a.m_rows - row0);
-
-  // ---- the key range of this CTA ---------------------------------------------------------------
-  int64_t k_len = core::kv_len(p, batch);
-  if (k_len < 0) k_len = 0;  // a negative device-side cache_seqlens: an empty sequence
-  const core::Mask mask(p.seqlen_q, k_len, p.window_left, p.window_right);
-  const int64_t i_first = row0 / group, i_last = (row0 + rows_here - 1) / group;  // query rows
-  int64_t key_first = 0, key_last = 0;
-  mask.key_range(i_first, i_last + 1, &key_first, &key_last);
-  const int n_min = int(key_first / kBlockN);
-  const int n_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_min;
-  const int per_split = (n_max - n_min + a.num_splits - 1) / a.num_splits;
-  const int n_begin = cute::min(n_max, n_min + split * per_split);
-  const int n_end = cute::min(n_max, n_begin + per_split);
-
-  // ---- addressing ----------------------------------------------------------------------------
-  const Element* k_head = static_cast<const Element*>(p.k) + int64_t(kv_head) * p.k_str.head;
-  const Element* v_head = static_cast<const Element*>(p.v) + int64_t(kv_head) * p.v_str.head;
-  // Contiguous cache: the sequence's entry. Paged: the block table's row.
-  const int64_t entry = p.cache_batch_idx ? int64_t(p.cache_batch_idx[batch]) : int64_t(batch);
-  const int32_t* table = p.block_table ? p.block_table + int64_t(batch) * p.block_table_stride : nullptr;
 
   extern __shared__ __align__(128) char smem_raw[];
-  constexpr int kKVElems = Traits::kSmemKVBytes / int(sizeof(Element));
   Tensor sQ = make_tensor(make_smem_ptr(reinterpret_cast<Element*>(smem_raw)), typename Traits::SmemLayoutQ{});
-  Element* kv_smem = reinterpret_cast<Element*>(smem_raw + Traits::kSmemQBytes);  // K0 V0 K1 V1 ...
-  auto sK = [&](int stage) {
-    return make_tensor(make_smem_ptr(kv_smem + (2 * stage) * kKVElems), typename Traits::SmemLayoutKV{});
-  };
-  auto sV = [&](int stage) {
-    return make_tensor(make_smem_ptr(kv_smem + (2 * stage + 1) * kKVElems), typename Traits::SmemLayoutKV{});
-  };
+  const KvStages<Traits> kv{reinterpret_cast<Element*>(smem_raw + Traits::kSmemQBytes)};
 
   typename Traits::GmemCopyQKV gmem_copy;
   auto gmem_thr = gmem_copy.get_thread_slice(tid);
@@ -207,10 +235,10 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
     CUTE_UNROLL
     for (int m = 0; m < size<1>(dst); ++m) {
       const int row = get<0>(coord(0, m, 0));
-      const bool exists = row < rows_here;
-      const int g = row0 + row;
+      const bool exists = row < cta.rows_here;
+      const int g = cta.row0 + row;
       const Element* src = static_cast<const Element*>(p.q) +
-                           p.q_str.offset(batch, g / group, kv_head * group + g % group);
+                           p.q_str.offset(cta.batch, g / cta.group, cta.kv_head * cta.group + g % cta.group);
       CUTE_UNROLL
       for (int k = 0; k < size<2>(dst); ++k) {
         auto* s = reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&dst(0, m, k)));
@@ -227,8 +255,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
   // K and V of key block n into a stage (load_kv_rows).
   auto load_kv = [&](int stage, int n) {
     Tensor coord = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-    load_kv_rows<kBlockN>(p, k_head, v_head, table, entry, k_len, n, gmem_thr.partition_D(sK(stage)),
-                          gmem_thr.partition_D(sV(stage)), coord);
+    load_kv_rows<kBlockN>(p, cta, n, gmem_thr.partition_D(kv.k(stage)), gmem_thr.partition_D(kv.v(stage)),
+                          coord);
   };
 
   // ---- MMA partitions ------------------------------------------------------------------------
@@ -258,39 +286,40 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
   constexpr int kRows = decltype(size<0>(acc_o_rc))::value;
   sm80::FragmentSoftmax<kRows> softmax;
   const sm80::ScoreScale score_scale = sm80::make_score_scale<true>(p.scale, p.softcap);
-  const bool warp_has_rows = (tid / 32) * 16 < rows_here;  // warp w owns tile rows 16w..16w+15
+  const bool warp_has_rows = (tid / 32) * 16 < cta.rows_here;  // warp w owns tile rows 16w..16w+15
 
   // ---- main loop -----------------------------------------------------------------------------
   // Prologue: Q and block n_begin in group 0, blocks n_begin+1 .. n_begin+kStages-2 one group each.
   CUTE_UNROLL
   for (int s = 0; s < kStages - 1; ++s) {
-    if (n_begin + s < n_end) load_kv(s, n_begin + s);
+    if (cta.n_begin + s < cta.n_end) load_kv(s, cta.n_begin + s);
     cp_async_fence();
   }
   int stage = 0;                   // block n's stage
   int refill = kStages - 1;        // the stage block n + kStages - 1 goes to
-  for (int n = n_begin; n < n_end; ++n) {
-    if (n + kStages - 1 < n_end) load_kv(refill, n + kStages - 1);
+  for (int n = cta.n_begin; n < cta.n_end; ++n) {
+    if (n + kStages - 1 < cta.n_end) load_kv(refill, n + kStages - 1);
     cp_async_fence();
     cp_async_wait<kStages - 1>();
     __syncthreads();
     if (warp_has_rows) {
       Tensor acc_s = sm80::make_fragment_c(tiled_mma, Shape<Int<kBlockM>, Int<kBlockN>>{});
       clear(acc_s);
-      sm80::gemm_ss(acc_s, tSrQ, tSrK, tSsQ, smem_thr_k.partition_S(sK(stage)), tiled_mma, smem_copy_q,
+      sm80::gemm_ss(acc_s, tSrQ, tSrK, tSsQ, smem_thr_k.partition_S(kv.k(stage)), tiled_mma, smem_copy_q,
                     smem_copy_k, smem_thr_q, smem_thr_k);
       Tensor s_rc = make_tensor(acc_s.data(), sm80::acc_rowcol(acc_s.layout()));
       // Capped before masking: masked keys must be -inf, not softcap·tanh(-inf).
       if (score_scale.capped) sm80::apply_softcap(acc_s, score_scale.tanh_arg);
       const int64_t col0 = int64_t(n) * kBlockN;
       const bool needs_mask =
-          col0 + kBlockN > k_len || !mask.block_unmasked(i_first, i_last + 1, col0, col0 + kBlockN);
-      if (needs_mask) mask_packed<kBlockN>(s_rc, cS_rc, mask, row0, group, col0);
+          col0 + kBlockN > cta.k_len ||
+          !cta.mask.block_unmasked(cta.i_first, cta.i_last + 1, col0, col0 + kBlockN);
+      if (needs_mask) mask_packed<kBlockN>(s_rc, cS_rc, cta.mask, cta.row0, cta.group, col0);
       softmax.template update<false>(s_rc, acc_o_rc, score_scale.log2);
 
       Tensor p_frag = sm80::convert_fragment<Element>(acc_s);
       Tensor tOrP = make_tensor(p_frag.data(), sm80::acc_as_operand_a(p_frag.layout()));
-      Tensor sVt = make_tensor(sV(stage).data(), typename Traits::SmemLayoutVt{});
+      Tensor sVt = make_tensor(kv.v(stage).data(), typename Traits::SmemLayoutVt{});
       CUTE_UNROLL
       for (int c = 0; c < kPvChunks; ++c) {
         Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
@@ -314,13 +343,13 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
     const int row = get<0>(cO_rc(r, 0));
-    if (row >= rows_here) continue;
-    const int g = row0 + row;
-    const int64_t i = g / group;
-    const int h = kv_head * group + g % group;
+    if (row >= cta.rows_here) continue;
+    const int g = cta.row0 + row;
+    const int64_t i = g / cta.group;
+    const int h = cta.kv_head * cta.group + g % cta.group;
     const bool lse_owner = get<1>(cO_rc(0, 0)) == 0;  // lane 0 of the row's quad
     if (direct) {
-      Element* o_row = static_cast<Element*>(p.o) + p.o_str.offset(batch, i, h);
+      Element* o_row = static_cast<Element*>(p.o) + p.o_str.offset(cta.batch, i, h);
       CUTE_UNROLL
       for (int c = 0; c < size<1>(acc_o_rc); c += 2) {  // columns c, c+1 are adjacent
         const int col = get<1>(cO_rc(r, c));
@@ -329,9 +358,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, 2)
         pair[1] = Element(acc_o_rc(r, c + 1));
         *reinterpret_cast<cutlass::Array<Element, 2>*>(o_row + col) = pair;
       }
-      if (p.lse != nullptr && lse_owner) p.lse[p.lse_offset(batch, h, i)] = lse[r];
+      if (p.lse != nullptr && lse_owner) p.lse[p.lse_offset(cta.batch, h, i)] = lse[r];
     } else {
-      const int64_t prow = int64_t(split) * a.rows_total + partial_row(p, batch, h, i);
+      const int64_t prow = int64_t(cta.split) * a.rows_total + partial_row(p, cta.batch, h, i);
       float* o_row = a.ws_o + prow * kHeadDim;
       CUTE_UNROLL
       for (int c = 0; c < size<1>(acc_o_rc); c += 2) {

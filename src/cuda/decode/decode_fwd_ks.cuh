@@ -63,54 +63,23 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   constexpr int kBlockM = Traits::kBlockM;
   constexpr int kWarpN = Traits::kWarpN;
 
-  const int split = int(blockIdx.x % unsigned(a.num_splits));
-  const int rest = int(blockIdx.x / unsigned(a.num_splits));
-  const int kv_head = rest % p.heads_kv;
-  const int batch = rest / p.heads_kv;
-  const int row0 = int(blockIdx.y) * kBlockM;
+  const DecodeCta<Element> cta = locate_cta<Element, kBlockM, kBlockN>(p, a);
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
-  const int group = p.group_size();
-  const int rows_here = cute::min(kBlockM, a.m_rows - row0);
-
-  // ---- the key range of this CTA (as decode_fwd_kernel) ----------------------------------------
-  int64_t k_len = core::kv_len(p, batch);
-  if (k_len < 0) k_len = 0;
-  const core::Mask mask(p.seqlen_q, k_len, p.window_left, p.window_right);
-  const int64_t i_first = row0 / group, i_last = (row0 + rows_here - 1) / group;
-  int64_t key_first = 0, key_last = 0;
-  mask.key_range(i_first, i_last + 1, &key_first, &key_last);
-  const int n_min = int(key_first / kBlockN);
-  const int n_max = key_last > key_first ? int((key_last + kBlockN - 1) / kBlockN) : n_min;
-  const int per_split = (n_max - n_min + a.num_splits - 1) / a.num_splits;
-  const int n_begin = cute::min(n_max, n_min + split * per_split);
-  const int n_end = cute::min(n_max, n_begin + per_split);
-
-  const Element* k_head = static_cast<const Element*>(p.k) + int64_t(kv_head) * p.k_str.head;
-  const Element* v_head = static_cast<const Element*>(p.v) + int64_t(kv_head) * p.v_str.head;
-  const int64_t entry = p.cache_batch_idx ? int64_t(p.cache_batch_idx[batch]) : int64_t(batch);
-  const int32_t* table = p.block_table ? p.block_table + int64_t(batch) * p.block_table_stride : nullptr;
 
   extern __shared__ __align__(128) char smem_raw[];
-  constexpr int kKVElems = Traits::kSmemKVBytes / int(sizeof(Element));
   Tensor sQ = make_tensor(make_smem_ptr(reinterpret_cast<Element*>(smem_raw)), typename Traits::SmemLayoutQ{});
-  Element* kv_smem = reinterpret_cast<Element*>(smem_raw + Traits::kSmemQBytes);
-  auto sK = [&](int stage) {
-    return make_tensor(make_smem_ptr(kv_smem + (2 * stage) * kKVElems), typename Traits::SmemLayoutKV{});
-  };
-  auto sV = [&](int stage) {
-    return make_tensor(make_smem_ptr(kv_smem + (2 * stage + 1) * kKVElems), typename Traits::SmemLayoutKV{});
-  };
+  const KvStages<Traits> kv{reinterpret_cast<Element*>(smem_raw + Traits::kSmemQBytes)};
 
   // Q: 16 rows x d in 16-byte vectors (the swizzle moves whole 8-element vectors, so a vector's
   // smem address is that of its first element). Padding rows are zero-filled.
   for (int idx = tid; idx < kBlockM * kHeadDim / 8; idx += Traits::kNThreads) {
     const int row = idx / (kHeadDim / 8), col = idx % (kHeadDim / 8) * 8;
     auto* dst = reinterpret_cast<cute::uint128_t*>(raw_pointer_cast(&sQ(row, col)));
-    if (row < rows_here) {
-      const int g = row0 + row;
+    if (row < cta.rows_here) {
+      const int g = cta.row0 + row;
       const Element* src = static_cast<const Element*>(p.q) +
-                           p.q_str.offset(batch, g / group, kv_head * group + g % group) + col;
+                           p.q_str.offset(cta.batch, g / cta.group, cta.kv_head * cta.group + g % cta.group) + col;
       SM80_CP_ASYNC_CACHEGLOBAL<cute::uint128_t>::copy(*reinterpret_cast<const cute::uint128_t*>(src), *dst);
     } else {
       *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
@@ -123,15 +92,15 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   // K and V of key block n into a stage (load_kv_rows, shared with decode_fwd_kernel).
   auto load_kv = [&](int stage, int n) {
     Tensor coord = gmem_thr.partition_S(make_identity_tensor(Shape<Int<kBlockN>, Int<kHeadDim>>{}));
-    load_kv_rows<kBlockN>(p, k_head, v_head, table, entry, k_len, n, gmem_thr.partition_D(sK(stage)),
-                          gmem_thr.partition_D(sV(stage)), coord);
+    load_kv_rows<kBlockN>(p, cta, n, gmem_thr.partition_D(kv.k(stage)), gmem_thr.partition_D(kv.v(stage)),
+                          coord);
   };
 
   // ---- one warp's MMA partitions over its key slice -------------------------------------------
   typename Traits::TiledMma tiled_mma;
   auto thr_mma = tiled_mma.get_thread_slice(lane);
   auto sK_warp = [&](int stage) {
-    return local_tile(sK(stage), Shape<Int<kWarpN>, Int<kHeadDim>>{}, make_coord(warp, 0));
+    return local_tile(kv.k(stage), Shape<Int<kWarpN>, Int<kHeadDim>>{}, make_coord(warp, 0));
   };
   Tensor tSrQ = sm80::make_fragment_a<Element>(tiled_mma, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   Tensor tSrK = sm80::make_fragment_b<Element>(tiled_mma, Shape<Int<kWarpN>, Int<kHeadDim>>{});
@@ -158,7 +127,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   // ---- main loop (decode_fwd_kernel's pipeline; Q has its own, first, group) -------------------
   CUTE_UNROLL
   for (int s = 0; s < kStages - 1; ++s) {
-    if (n_begin + s < n_end) load_kv(s, n_begin + s);
+    if (cta.n_begin + s < cta.n_end) load_kv(s, cta.n_begin + s);
     cp_async_fence();
   }
   // Q's group is the oldest of kStages pending: waiting until kStages - 1 remain lands it.
@@ -170,8 +139,8 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   }
   int stage = 0;
   int refill = kStages - 1;
-  for (int n = n_begin; n < n_end; ++n) {
-    if (n + kStages - 1 < n_end) load_kv(refill, n + kStages - 1);
+  for (int n = cta.n_begin; n < cta.n_end; ++n) {
+    if (n + kStages - 1 < cta.n_end) load_kv(refill, n + kStages - 1);
     cp_async_fence();
     cp_async_wait<kStages - 1>();
     __syncthreads();
@@ -183,15 +152,16 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
     if (score_scale.capped) sm80::apply_softcap(acc_s, score_scale.tanh_arg);
     const int64_t col0 = int64_t(n) * kBlockN + warp * kWarpN;  // the warp's first key
     const bool needs_mask =
-        col0 + kWarpN > k_len || !mask.block_unmasked(i_first, i_last + 1, col0, col0 + kWarpN);
-    if (needs_mask) mask_packed<kWarpN>(s_rc, cS_rc, mask, row0, group, col0);
+        col0 + kWarpN > cta.k_len ||
+        !cta.mask.block_unmasked(cta.i_first, cta.i_last + 1, col0, col0 + kWarpN);
+    if (needs_mask) mask_packed<kWarpN>(s_rc, cS_rc, cta.mask, cta.row0, cta.group, col0);
     // The exact "skip unchanged" form: over a long sequence most blocks leave every row's max
     // where it was, and then the warp skips the d/2 multiplies of its O rescale.
     softmax.template update_lazy<0>(s_rc, acc_o_rc, score_scale.log2);
 
     Tensor p_frag = sm80::convert_fragment<Element>(acc_s);
     Tensor tOrP = make_tensor(p_frag.data(), sm80::acc_as_operand_a(p_frag.layout()));
-    Tensor sVt = make_tensor(sV(stage).data(), typename Traits::SmemLayoutVt{});
+    Tensor sVt = make_tensor(kv.v(stage).data(), typename Traits::SmemLayoutVt{});
     CUTE_UNROLL
     for (int c = 0; c < kPvChunks; ++c) {
       Tensor acc_o_chunk = acc_o_by_chunk(_, _, make_coord(_, c));
@@ -208,7 +178,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
 
   // ---- merge the 4 warps: m = max_w m_w, O = sum_w f_w O_w, l = sum_w f_w l_w,
   // f_w = exp(m_w - m) (0 for a warp whose keys were all masked: m_w = -inf) ---------------------
-  float* s_o = reinterpret_cast<float*>(kv_smem);                // [warp][row][d]
+  float* s_o = reinterpret_cast<float*>(kv.base);                // [warp][row][d]
   float* s_m = s_o + Traits::kNWarps * kBlockM * kHeadDim;        // [warp][row]
   float* s_l = s_m + Traits::kNWarps * kBlockM;                   // [warp][row]
   Tensor cO = thr_mma.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
@@ -251,7 +221,7 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
   constexpr int kVecsPerRow = kHeadDim / 4;
   for (int idx = tid; idx < kBlockM * kVecsPerRow; idx += Traits::kNThreads) {
     const int row = idx / kVecsPerRow, col = idx % kVecsPerRow * 4;
-    if (row >= rows_here) continue;
+    if (row >= cta.rows_here) continue;
     const float m = merged_max(row), m_scaled = scaled(m);
     float l = 0.f;
     float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -266,11 +236,11 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
     const bool empty = !(l > 0.f);
     const float inv_l = empty ? 0.f : 1.f / l;
     const float lse = empty ? -INFINITY : m * score_scale.natural + logf(l);
-    const int g = row0 + row;
-    const int64_t i = g / group;
-    const int h = kv_head * group + g % group;
+    const int g = cta.row0 + row;
+    const int64_t i = g / cta.group;
+    const int h = cta.kv_head * cta.group + g % cta.group;
     if (direct) {
-      Element* o_row = static_cast<Element*>(p.o) + p.o_str.offset(batch, i, h) + col;
+      Element* o_row = static_cast<Element*>(p.o) + p.o_str.offset(cta.batch, i, h) + col;
       cutlass::Array<Element, 2> lo, hi;
       lo[0] = Element(o.x * inv_l);
       lo[1] = Element(o.y * inv_l);
@@ -278,9 +248,9 @@ __global__ void __launch_bounds__(Traits::kNThreads, kKsCtasPerSm)
       hi[1] = Element(o.w * inv_l);
       *reinterpret_cast<cutlass::Array<Element, 2>*>(o_row) = lo;
       *reinterpret_cast<cutlass::Array<Element, 2>*>(o_row + 2) = hi;
-      if (p.lse != nullptr && col == 0) p.lse[p.lse_offset(batch, h, i)] = lse;
+      if (p.lse != nullptr && col == 0) p.lse[p.lse_offset(cta.batch, h, i)] = lse;
     } else {
-      const int64_t prow = int64_t(split) * a.rows_total + partial_row(p, batch, h, i);
+      const int64_t prow = int64_t(cta.split) * a.rows_total + partial_row(p, cta.batch, h, i);
       *reinterpret_cast<float4*>(a.ws_o + prow * kHeadDim + col) =
           make_float4(o.x * inv_l, o.y * inv_l, o.z * inv_l, o.w * inv_l);
       if (col == 0) a.ws_lse[prow] = lse;
