@@ -114,16 +114,6 @@ fa_dtype parse_dtype(const std::string& s) {
   throw UsageError("--dtype must be bf16, fp16 or fp32, got '" + s + "'");
 }
 
-const char* algo_name(fa_algo a) {
-  switch (a) {
-    case FA_ALGO_AUTO: return "auto";
-    case FA_ALGO_FA1: return "fa1";
-    case FA_ALGO_FA2: return "fa2";
-    case FA_ALGO_FA3: return "fa3";
-  }
-  return "?";
-}
-
 fa_algo parse_algo(const std::string& s) {
   if (s == "auto") return FA_ALGO_AUTO;
   if (s == "fa1") return FA_ALGO_FA1;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/abi_names.hpp"
 #include "device.hpp"
 
 namespace fa::core {
@@ -144,6 +145,6 @@ double rtol_lse_for(fa_dtype t);  // LSE
 fa_dtype parse_dtype(const std::string& s);  // throws UsageError
 const char* dtype_name(fa_dtype t);
 fa_algo parse_algo(const std::string& s);
-const char* algo_name(fa_algo a);
+using core::algo_name;
 
 }  // namespace fa::cli

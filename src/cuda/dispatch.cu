@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/abi_names.hpp"
 #include "core/backend.hpp"
 #include "cuda/dispatch.hpp"
 #include "cuda/sm100/gate.hpp"
@@ -63,16 +64,6 @@ int device_sm(int dev) {
   const int sm = major * 10 + minor;
   if (cacheable && sm > 0) cache[dev].store(sm, std::memory_order_relaxed);
   return sm;
-}
-
-const char* algo_name(fa_algo a) {
-  switch (a) {
-    case FA_ALGO_AUTO: return "auto";
-    case FA_ALGO_FA1: return "fa1";
-    case FA_ALGO_FA2: return "fa2";
-    case FA_ALGO_FA3: return "fa3";
-  }
-  return "?";
 }
 
 bool needs_mask(const core::AttnParams& p) { return p.window_left >= 0 || p.window_right >= 0; }
@@ -168,7 +159,7 @@ core::Status candidates(const core::AttnParams& p, Pass pass, int sm, Candidates
       return core::unsupported(sm100::kRefusal);
   const char* pass_name = pass == Pass::Forward ? "forward" : pass == Pass::Backward ? "backward" : "KV-cache decode";
   return core::unsupported(std::string("no CUDA ") + pass_name +
-                           " kernel for algo=" + algo_name(p.algo) + ", " +
+                           " kernel for algo=" + core::algo_name(p.algo) + ", " +
                            core::dtype_name(p.dtype) + ", head_dim " + std::to_string(p.head_dim) +
                            (key.mask ? ", masked" : "") + (key.cap ? ", softcap" : "") + " on sm_" +
                            std::to_string(sm));

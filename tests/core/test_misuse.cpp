@@ -17,18 +17,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/abi_names.hpp"
+
 namespace {
 
 constexpr uint8_t kPattern = 0xA5;
-
-int64_t dtype_size(fa_dtype t) {
-  switch (t) {
-    case FA_DTYPE_FLOAT32:
-    case FA_DTYPE_INT32: return 4;
-    case FA_DTYPE_FLOAT8_E4M3: return 1;
-    default: return 2;
-  }
-}
 
 // A contiguous (row-major) descriptor.
 fa_tensor make_tensor(void* data, fa_dtype dt, std::vector<int64_t> shape,
@@ -64,7 +57,7 @@ class Problem {
   static constexpr int64_t kTq = 12, kTk = 20;
 
   explicit Problem(fa_dtype dt = FA_DTYPE_FLOAT16) {
-    const int64_t e = dtype_size(dt);
+    const int64_t e = int64_t(fa::core::dtype_size(dt));
     auto add = [&](const char* name, int64_t n) {
       buffers_.push_back({name, std::vector<uint8_t>(size_t(n)), {}});
       return buffers_.size() - 1;

@@ -73,27 +73,6 @@ const char* layout_name(Layout l) {
   return "?";
 }
 
-const char* algo_name(fa_algo a) {
-  switch (a) {
-    case FA_ALGO_AUTO: return "auto";
-    case FA_ALGO_FA1: return "fa1";
-    case FA_ALGO_FA2: return "fa2";
-    case FA_ALGO_FA3: return "fa3";
-  }
-  return "?";
-}
-
-size_t dtype_size(fa_dtype t) {
-  switch (t) {
-    case FA_DTYPE_FLOAT16:
-    case FA_DTYPE_BFLOAT16: return 2;
-    case FA_DTYPE_FLOAT32:
-    case FA_DTYPE_INT32: return 4;
-    case FA_DTYPE_FLOAT8_E4M3: return 1;
-  }
-  return 0;
-}
-
 bool claimed_head_dim(int d) { return d == 32 || d == 64 || d == 96 || d == 128 || d == 192 || d == 256; }
 
 std::string Case::describe() const {

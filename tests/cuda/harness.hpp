@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/abi_names.hpp"
 #include "core/params.hpp"
 #include "reference_f64.hpp"
 
@@ -203,8 +204,8 @@ void cuda_ok(cudaError_t e, const char* what);
 enum class CallOutcome { Ran, Unsupported, Failed };
 CallOutcome classify(fa_status st, const Case& c, fa_algo algo, std::string* msg);
 
-const char* algo_name(fa_algo a);
-size_t dtype_size(fa_dtype t);
+using core::algo_name;
+using core::dtype_size;
 
 // The C ABI call of a case, batch or varlen form.
 fa_status run_forward_api(const Problem& pb, fa_tensor& out, fa_tensor* lse, const fa_options& opt);
