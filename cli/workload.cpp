@@ -14,7 +14,7 @@
 
 namespace fa::cli {
 
-int64_t elem_bytes(fa_dtype t) { return t == FA_DTYPE_FLOAT32 || t == FA_DTYPE_INT32 ? 4 : 2; }
+int64_t elem_bytes(fa_dtype t) { return int64_t(core::dtype_size(t)); }
 
 void throw_if_failed(fa_status s) {
   if (s != FA_OK) throw LibraryError(s, fa_last_error());
